@@ -1,0 +1,500 @@
+package dev.meshbridge.core.aggregate;
+
+import dev.meshbridge.core.config.EmptyServicePolicy;
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.MeshService;
+import dev.meshbridge.core.model.MeshSnapshot;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.spi.EventSink;
+import dev.meshbridge.core.spi.RegistryEvent;
+import dev.meshbridge.core.spi.RegistrySynced;
+import dev.meshbridge.core.spi.ServiceRemoval;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+import org.pcollections.PSortedMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place where registry state merges into the catalog.
+ *
+ * <p>How it works:
+ *
+ * <ol>
+ *   <li>one serial executor owns all state; {@link #accept} only enqueues, so watchers' callback threads never wait
+ *       and the model needs no locks;
+ *   <li>state is kept per shard (one service from one registry, {@link ServiceKey}); an upsert replaces its shard's
+ *       endpoint list, and an upsert equal to the current shard changes nothing (a resync after a reconnect therefore
+ *       publishes only real differences);
+ *   <li>conflict policy: several shards that map to the same host are merged into one service: the union of their
+ *       endpoints (an endpoint with the same address and ports in two shards is kept once, from the lower shard),
+ *       ports merged by name (on a disagreement the lower shard's port wins and the conflict is logged);
+ *   <li>changes are coalesced: a snapshot is published when no event arrived for the quiet period, or when the oldest
+ *       unpublished change reaches the maximum delay, whichever comes first;
+ *   <li>publishing recomputes only the hosts that changed, on a persistent sorted map shared with the previous
+ *       snapshot, so the cost of a change grows with the services it touches, not with the catalog.
+ * </ol>
+ */
+public final class ServiceAggregator implements EventSink, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(ServiceAggregator.class);
+
+    /**
+     * Coalescing options.
+     *
+     * @param quietPeriod publish once no event arrived for this long (0 publishes after every event)
+     * @param maxDelay never hold a change back longer than this
+     */
+    public record Options(Duration quietPeriod, Duration maxDelay) {
+        public static final Options DEFAULTS = new Options(Duration.ofMillis(10), Duration.ofMillis(50));
+
+        public Options {
+            Objects.requireNonNull(quietPeriod, "quietPeriod");
+            Objects.requireNonNull(maxDelay, "maxDelay");
+            if (quietPeriod.isNegative() || maxDelay.isNegative())
+                throw new IllegalArgumentException("negative duration");
+            if (maxDelay.compareTo(quietPeriod) < 0) maxDelay = quietPeriod;
+        }
+    }
+
+    /** Services and endpoints currently in the catalog from one registry. */
+    public record RegistryCounts(int services, long endpoints) {}
+
+    private record Shard(
+            ServiceKey key,
+            String host,
+            List<ServicePort> ports,
+            List<Endpoint> endpoints,
+            java.util.SortedMap<String, String> labels,
+            ScheduledFuture<?> expiry) {
+
+        boolean sameContent(ServiceUpsert u) {
+            return host.equals(u.host())
+                    && ports.equals(u.ports())
+                    && endpoints.equals(sorted(u.endpoints()))
+                    && labels.equals(u.labels());
+        }
+    }
+
+    private final Options options;
+    private final ScheduledThreadPoolExecutor executor;
+    private final LongSupplier nanoTime;
+    private final AtomicReference<MeshSnapshot> current = new AtomicReference<>(MeshSnapshot.empty());
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicLong eventsReceived = new AtomicLong();
+    private final AtomicLong snapshotsPublished = new AtomicLong();
+    private final Map<String, RegistryCounts> countsView = new ConcurrentHashMap<>();
+
+    // --- state owned by the executor thread ---
+    private final Map<ServiceKey, Shard> shards = new HashMap<>();
+    private final Map<String, TreeSet<ServiceKey>> keysByHost = new HashMap<>();
+    private final Map<String, Set<ServiceKey>> keysByRegistry = new HashMap<>();
+    private final Map<String, EmptyServicePolicy> policies = new HashMap<>();
+    private final Map<String, long[]> counts = new HashMap<>();
+    private final Set<String> dirtyHosts = new HashSet<>();
+    private final List<SnapshotListener> listeners = new ArrayList<>();
+    private final Set<String> reportedConflicts = new HashSet<>();
+    private long firstDirtyNanos;
+    private long lastEventNanos;
+    private ScheduledFuture<?> flushTask;
+
+    public ServiceAggregator(Options options) {
+        this(options, System::nanoTime);
+    }
+
+    ServiceAggregator(Options options, LongSupplier nanoTime) {
+        this.options = Objects.requireNonNull(options);
+        this.nanoTime = nanoTime;
+        this.executor = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "meshbridge-aggregator");
+            t.setDaemon(true);
+            return t;
+        });
+        this.executor.setRemoveOnCancelPolicy(true);
+        this.executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    }
+
+    public Options options() {
+        return options;
+    }
+
+    /** The latest published snapshot (never null; empty before the first). */
+    public MeshSnapshot current() {
+        return current.get();
+    }
+
+    /**
+     * Adds a listener; it first receives the current snapshot, then every later one, on the aggregator thread.
+     *
+     * @return a future that completes once the listener has received the current snapshot
+     */
+    public CompletableFuture<Void> subscribe(SnapshotListener listener) {
+        return CompletableFuture.runAsync(
+                () -> {
+                    listeners.add(listener);
+                    notifyOne(listener, current.get());
+                },
+                executor);
+    }
+
+    public CompletableFuture<Void> unsubscribe(SnapshotListener listener) {
+        return CompletableFuture.runAsync(() -> listeners.remove(listener), executor);
+    }
+
+    /** Sets a registry's empty-service policy (before its watcher starts; DELETE when never set). */
+    public void configureRegistry(String registry, EmptyServicePolicy policy) {
+        run(() -> policies.put(registry, policy));
+    }
+
+    /** Removes everything a registry contributed, at once (its entry left the configuration). */
+    public void removeRegistry(String registry) {
+        run(() -> {
+            policies.remove(registry);
+            Set<ServiceKey> keys = keysByRegistry.remove(registry);
+            if (keys != null) {
+                for (ServiceKey k : List.copyOf(keys)) removeShard(k);
+                log.info("registry={} removed from the catalog ({} services)", registry, keys.size());
+                changed();
+            }
+            counts.remove(registry);
+            countsView.remove(registry);
+        });
+    }
+
+    @Override
+    public void accept(RegistryEvent event) {
+        eventsReceived.incrementAndGet();
+        run(() -> apply(event));
+    }
+
+    /** Publishes pending changes now (tests, benchmarks, shutdown); completes with the resulting current snapshot. */
+    public CompletableFuture<MeshSnapshot> flushNow() {
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    publish();
+                    return current.get();
+                },
+                executor);
+    }
+
+    /** Services and endpoints per registry, as last applied (not waiting for the next publish). */
+    public Map<String, RegistryCounts> registryCounts() {
+        return Map.copyOf(countsView);
+    }
+
+    public long eventsReceived() {
+        return eventsReceived.get();
+    }
+
+    public long snapshotsPublished() {
+        return snapshotsPublished.get();
+    }
+
+    private void run(Runnable task) {
+        if (closed.get()) return;
+        try {
+            executor.execute(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    log.error("aggregator task failed; state kept", e);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    // ------------------------------------------------------------------ executor thread only
+
+    private void apply(RegistryEvent event) {
+        switch (event) {
+            case ServiceUpsert u -> upsert(u);
+            case ServiceRemoval r -> empty(r.key());
+            case RegistrySynced s -> {
+                Set<ServiceKey> known = keysByRegistry.get(s.registry());
+                if (known != null) {
+                    for (ServiceKey k : List.copyOf(known)) {
+                        if (!s.services().contains(k)) empty(k);
+                    }
+                }
+            }
+        }
+    }
+
+    private void upsert(ServiceUpsert u) {
+        if (u.endpoints().isEmpty()) {
+            empty(u.key());
+            return;
+        }
+        Shard old = shards.get(u.key());
+        if (old != null && old.sameContent(u)) {
+            if (old.expiry() != null) {
+                old.expiry().cancel(false);
+                shards.put(u.key(), new Shard(old.key(), old.host(), old.ports(), old.endpoints(), old.labels(), null));
+            }
+            return;
+        }
+        if (old != null) {
+            if (old.expiry() != null) old.expiry().cancel(false);
+            if (!old.host().equals(u.host())) detachFromHost(old);
+        }
+        Shard shard = new Shard(u.key(), u.host(), u.ports(), sorted(u.endpoints()), u.labels(), null);
+        shards.put(u.key(), shard);
+        keysByHost.computeIfAbsent(u.host(), h -> new TreeSet<>()).add(u.key());
+        keysByRegistry.computeIfAbsent(u.key().registry(), r -> new HashSet<>()).add(u.key());
+        count(
+                u.key().registry(),
+                old == null ? 1 : 0,
+                u.endpoints().size() - (old == null ? 0 : old.endpoints().size()));
+        dirtyHosts.add(u.host());
+        changed();
+    }
+
+    /** The shard has no instances now: apply its registry's empty-service policy. */
+    private void empty(ServiceKey key) {
+        Shard old = shards.get(key);
+        if (old == null) return;
+        EmptyServicePolicy policy = policies.getOrDefault(key.registry(), EmptyServicePolicy.DELETE);
+        if (policy.mode() == EmptyServicePolicy.Mode.KEEP && !policy.grace().isZero()) {
+            if (old.expiry() != null) return; // already in grace
+            ScheduledFuture<?> expiry =
+                    executor.schedule(() -> expire(key), policy.grace().toNanos(), TimeUnit.NANOSECONDS);
+            shards.put(key, new Shard(old.key(), old.host(), old.ports(), old.endpoints(), old.labels(), expiry));
+            log.info(
+                    "service={} has no instances; keeping the last {} endpoints for {}",
+                    key,
+                    old.endpoints().size(),
+                    policy.grace());
+            return;
+        }
+        removeShard(key);
+        changed();
+    }
+
+    private void expire(ServiceKey key) {
+        Shard s = shards.get(key);
+        if (s == null || s.expiry() == null) return;
+        log.info("service={} grace period over; removing it", key);
+        removeShard(key);
+        changed();
+    }
+
+    private void removeShard(ServiceKey key) {
+        Shard old = shards.remove(key);
+        if (old == null) return;
+        if (old.expiry() != null) old.expiry().cancel(false);
+        detachFromHost(old);
+        Set<ServiceKey> ofRegistry = keysByRegistry.get(key.registry());
+        if (ofRegistry != null) ofRegistry.remove(key);
+        count(key.registry(), -1, -old.endpoints().size());
+    }
+
+    private void detachFromHost(Shard shard) {
+        TreeSet<ServiceKey> keys = keysByHost.get(shard.host());
+        if (keys != null) {
+            keys.remove(shard.key());
+            if (keys.isEmpty()) keysByHost.remove(shard.host());
+        }
+        dirtyHosts.add(shard.host());
+    }
+
+    private void count(String registry, int services, long endpoints) {
+        long[] c = counts.computeIfAbsent(registry, r -> new long[2]);
+        c[0] += services;
+        c[1] += endpoints;
+        countsView.put(registry, new RegistryCounts((int) c[0], c[1]));
+    }
+
+    /** Schedules a publish according to the quiet period and maximum delay. */
+    private void changed() {
+        long now = nanoTime.getAsLong();
+        if (flushTask == null) firstDirtyNanos = now;
+        lastEventNanos = now;
+        if (options.quietPeriod().isZero()) {
+            publish();
+            return;
+        }
+        if (flushTask == null) {
+            flushTask =
+                    executor.schedule(this::maybePublish, options.quietPeriod().toNanos(), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void maybePublish() {
+        flushTask = null;
+        long now = nanoTime.getAsLong();
+        long deadline = Math.min(
+                lastEventNanos + options.quietPeriod().toNanos(),
+                firstDirtyNanos + options.maxDelay().toNanos());
+        if (deadline - now > 100_000) {
+            flushTask = executor.schedule(this::maybePublish, deadline - now, TimeUnit.NANOSECONDS);
+            return;
+        }
+        publish();
+    }
+
+    private void publish() {
+        if (flushTask != null) {
+            flushTask.cancel(false);
+            flushTask = null;
+        }
+        if (dirtyHosts.isEmpty()) return;
+        MeshSnapshot prev = current.get();
+        PSortedMap<String, MeshService> map = prev.servicesMap();
+        long versionSum = prev.versionSum();
+        long endpoints = prev.endpointCount();
+        Set<String> changedHosts = new TreeSet<>();
+        Set<String> removedHosts = new TreeSet<>();
+        for (String host : dirtyHosts) {
+            MeshService old = map.get(host);
+            TreeSet<ServiceKey> keys = keysByHost.get(host);
+            if (keys == null || keys.isEmpty()) {
+                if (old != null) {
+                    map = map.minus(host);
+                    versionSum -= MeshSnapshot.contribution(old);
+                    endpoints -= old.endpoints().size();
+                    removedHosts.add(host);
+                }
+                continue;
+            }
+            MeshService merged = merge(host, keys);
+            if (old != null && old.version().equals(merged.version()) && old.equals(merged)) continue;
+            map = map.plus(host, merged);
+            versionSum += MeshSnapshot.contribution(merged);
+            endpoints += merged.endpoints().size();
+            if (old != null) {
+                versionSum -= MeshSnapshot.contribution(old);
+                endpoints -= old.endpoints().size();
+            }
+            changedHosts.add(host);
+        }
+        dirtyHosts.clear();
+        if (changedHosts.isEmpty() && removedHosts.isEmpty()) return;
+        MeshSnapshot next =
+                new MeshSnapshot(prev.sequence() + 1, versionSum, map, changedHosts, removedHosts, endpoints);
+        current.set(next);
+        snapshotsPublished.incrementAndGet();
+        if (log.isDebugEnabled()) log.debug("published {} changed={} removed={}", next, changedHosts, removedHosts);
+        for (SnapshotListener l : listeners) notifyOne(l, next);
+    }
+
+    private static void notifyOne(SnapshotListener l, MeshSnapshot s) {
+        try {
+            l.onSnapshot(s);
+        } catch (RuntimeException e) {
+            log.error("snapshot listener {} failed on {}", l, s, e);
+        }
+    }
+
+    private MeshService merge(String host, TreeSet<ServiceKey> keys) {
+        if (keys.size() == 1) {
+            Shard s = shards.get(keys.first());
+            return new MeshService(
+                    host,
+                    sortedPorts(s.ports()),
+                    s.endpoints(),
+                    s.labels(),
+                    keys,
+                    ServiceVersions.version(host, sortedPorts(s.ports()), s.endpoints(), s.labels(), keys));
+        }
+        Map<String, ServicePort> ports = new LinkedHashMap<>();
+        Map<Integer, String> numbers = new HashMap<>();
+        Map<String, Endpoint> endpoints = new LinkedHashMap<>();
+        TreeMap<String, String> labels = new TreeMap<>();
+        for (ServiceKey k : keys) {
+            Shard s = shards.get(k);
+            for (ServicePort p : s.ports()) {
+                ServicePort existing = ports.get(p.name());
+                String sameNumber = numbers.get(p.number());
+                if (existing == null && (sameNumber == null)) {
+                    ports.put(p.name(), p);
+                    numbers.put(p.number(), p.name());
+                } else if ((existing != null && !existing.equals(p)) || (existing == null && sameNumber != null)) {
+                    conflict(
+                            host,
+                            "port " + p + " from " + k + " conflicts with "
+                                    + (existing != null ? existing : ports.get(sameNumber)) + "; keeping the latter");
+                }
+            }
+            for (Endpoint e : s.endpoints()) {
+                String id = e.address() + e.ports();
+                if (endpoints.putIfAbsent(id, e) != null) {
+                    conflict(host, "endpoint " + id + " is in several registries; keeping it once, from the first");
+                }
+            }
+            s.labels().forEach(labels::putIfAbsent);
+        }
+        if (reportedConflicts.add(host + "\nshared")) {
+            log.info(
+                    "host={} is served by {} registry services {}: their endpoints are merged",
+                    host,
+                    keys.size(),
+                    keys);
+        }
+        List<ServicePort> portList = sortedPorts(List.copyOf(ports.values()));
+        List<Endpoint> endpointList = sorted(List.copyOf(endpoints.values()));
+        return new MeshService(
+                host,
+                portList,
+                endpointList,
+                labels,
+                keys,
+                ServiceVersions.version(host, portList, endpointList, labels, keys));
+    }
+
+    private void conflict(String host, String message) {
+        if (reportedConflicts.add(host + "\n" + message)) log.warn("host={} conflict: {}", host, message);
+    }
+
+    private static List<ServicePort> sortedPorts(List<ServicePort> ports) {
+        if (ports.size() < 2) return ports;
+        List<ServicePort> copy = new ArrayList<>(ports);
+        copy.sort(null);
+        return List.copyOf(copy);
+    }
+
+    private static List<Endpoint> sorted(List<Endpoint> endpoints) {
+        if (endpoints.size() < 2) return endpoints;
+        for (int i = 1; i < endpoints.size(); i++) {
+            if (endpoints.get(i - 1).compareTo(endpoints.get(i)) > 0) {
+                List<Endpoint> copy = new ArrayList<>(endpoints);
+                copy.sort(null);
+                return List.copyOf(copy);
+            }
+        }
+        return endpoints;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) return;
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(5, TimeUnit.SECONDS)) executor.shutdownNow();
+        } catch (InterruptedException e) {
+            executor.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package dev.meshbridge.core.dubbo;
+
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.Health;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.naming.HostTemplate;
+import dev.meshbridge.core.naming.Labels;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What every registry that carries Dubbo services (ZooKeeper, Nacos) shares: host naming, and how a provider's
+ * parameters become an endpoint. One place, so a Dubbo interface gets the same host whichever registry it is in.
+ *
+ * <p>Host naming defaults:
+ *
+ * <ul>
+ *   <li>interface-level: {@value #DEFAULT_INTERFACE_TEMPLATE}, e.g. {@code org.demo.greeter.v-1-0-0.g-blue.dubbo}:
+ *       a different version or group gives a different host (a dot in a version becomes a dash);
+ *   <li>application-level: {@value #DEFAULT_APPLICATION_TEMPLATE}.
+ * </ul>
+ *
+ * <p>Parameter semantics: {@code weight} (default 100) is the endpoint weight; {@code enabled=false} or {@code
+ * disabled=true} disables it; the parameters in {@link #NOT_LABELS} (bulky or per-process noise) are not labels, every
+ * other parameter is (sanitized).
+ */
+public final class DubboNaming {
+
+    public static final String DEFAULT_INTERFACE_TEMPLATE = "{interface}[.v-{version}][.g-{group}].dubbo";
+    public static final String DEFAULT_APPLICATION_TEMPLATE = "{application}.dubbo";
+
+    /** Variables of the interface-level template. */
+    public static final Set<String> INTERFACE_VARIABLES =
+            Set.of("interface", "version", "group", "application", "registry");
+
+    /** Variables of the application-level template. */
+    public static final Set<String> APPLICATION_VARIABLES = Set.of("application", "registry");
+
+    /** Provider parameters that are not turned into labels. */
+    public static final Set<String> NOT_LABELS = Set.of(
+            "methods",
+            "pid",
+            "timestamp",
+            "anyhost",
+            "dynamic",
+            "generic",
+            "deprecated",
+            "side",
+            "category",
+            "interface",
+            "bean.name",
+            "background",
+            "service-name-mapping",
+            "register-mode",
+            "metadata-type",
+            "executor-management-mode",
+            "file-cache",
+            "prefer.serialization",
+            "check",
+            "enabled",
+            "disabled",
+            "weight",
+            "token",
+            "accesslog",
+            "password",
+            "username");
+
+    private DubboNaming() {}
+
+    public static HostTemplate interfaceTemplate(String template) {
+        return HostTemplate.parse(template == null ? DEFAULT_INTERFACE_TEMPLATE : template, INTERFACE_VARIABLES);
+    }
+
+    public static HostTemplate applicationTemplate(String template) {
+        return HostTemplate.parse(template == null ? DEFAULT_APPLICATION_TEMPLATE : template, APPLICATION_VARIABLES);
+    }
+
+    /** The host of an interface-level service. */
+    public static String interfaceHost(
+            HostTemplate template, String registry, String iface, String version, String group, String application) {
+        return template.render(Map.of(
+                "interface", iface,
+                "version", version.replace('.', '-'),
+                "group", group,
+                "application", application,
+                "registry", registry));
+    }
+
+    /** The host of an application-level service. */
+    public static String applicationHost(HostTemplate template, String registry, String application) {
+        return template.render(Map.of("application", application, "registry", registry));
+    }
+
+    /** The port name for a Dubbo protocol: {@code dubbo}, {@code tri}, {@code rest}... lower-cased. */
+    public static String portName(String protocol) {
+        Protocol p = Protocol.parse(protocol).orElse(null);
+        return p != null ? p.portName() : protocol.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9-]", "-");
+    }
+
+    /** The mesh protocol of a Dubbo protocol name (unknown ones are TCP). */
+    public static Protocol protocol(String protocol) {
+        return Protocol.parse(protocol).orElse(Protocol.TCP);
+    }
+
+    /** Dubbo's weight parameter (default 100), clamped to 0..{@link Endpoint#MAX_WEIGHT}. */
+    public static int weight(Map<String, String> params) {
+        String w = params.get("weight");
+        if (w == null || w.isBlank()) return Endpoint.DEFAULT_WEIGHT;
+        try {
+            long v = Math.round(Double.parseDouble(w.trim()));
+            return (int) Math.max(0, Math.min(Endpoint.MAX_WEIGHT, v));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("weight '" + w + "' is not a number");
+        }
+    }
+
+    /** False when {@code enabled=false} or {@code disabled=true}. */
+    public static boolean enabled(Map<String, String> params) {
+        return !"false".equalsIgnoreCase(params.getOrDefault("enabled", "true").trim())
+                && !"true"
+                        .equalsIgnoreCase(
+                                params.getOrDefault("disabled", "false").trim());
+    }
+
+    /** The labels of a provider: its parameters minus {@link #NOT_LABELS}, sanitized. */
+    public static Labels.Result labels(Map<String, String> params) {
+        Map<String, String> raw = new LinkedHashMap<>();
+        params.forEach((k, v) -> {
+            if (!NOT_LABELS.contains(k) && !k.startsWith("qos.") && !k.startsWith("qos-")) raw.put(k, v);
+        });
+        return Labels.sanitize(raw);
+    }
+
+    /**
+     * An endpoint builder for a provider: address, one port, weight, enabled and labels from its parameters (the
+     * caller reports {@code labels.dropped()}).
+     */
+    public static Endpoint.Builder endpoint(
+            String address, String portName, int port, Map<String, String> params, Labels.Result labels) {
+        return Endpoint.builder(address)
+                .port(portName, port)
+                .weight(weight(params))
+                .enabled(enabled(params))
+                .health(Health.HEALTHY)
+                .labels(labels.labels());
+    }
+}

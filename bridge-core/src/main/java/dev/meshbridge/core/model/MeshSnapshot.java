@@ -1,0 +1,116 @@
+package dev.meshbridge.core.model;
+
+import dev.meshbridge.core.util.Hash64;
+import java.util.NavigableMap;
+import java.util.Objects;
+import java.util.Set;
+import org.pcollections.PSortedMap;
+import org.pcollections.TreePMap;
+
+/**
+ * One immutable, consistent view of the whole catalog, published by the aggregator.
+ *
+ * <p>Snapshots form a sequence: {@link #changed()} and {@link #removed()} say what differs from the snapshot with
+ * {@code sequence - 1}. A consumer that saw every snapshot can apply just those; one that missed one (its last
+ * sequence is not {@code sequence - 1}) rebuilds from {@link #services()}. Consecutive snapshots share structure,
+ * so keeping the previous one costs little.
+ *
+ * <p>{@link #version()} is a content hash of all services: equal catalogs have equal versions in every replica.
+ */
+public final class MeshSnapshot {
+
+    private static final MeshSnapshot EMPTY = new MeshSnapshot(0, 0L, TreePMap.empty(), Set.of(), Set.of(), 0);
+
+    private final long sequence;
+    private final long versionSum;
+    private final PSortedMap<String, MeshService> services;
+    private final Set<String> changed;
+    private final Set<String> removed;
+    private final long endpointCount;
+
+    /**
+     * @param sequence position in the sequence of published snapshots (0 for the empty start)
+     * @param versionSum order-independent sum of {@link #contribution(MeshService)} over all services
+     * @param services every service by host
+     * @param changed hosts added or changed since {@code sequence - 1}
+     * @param removed hosts removed since {@code sequence - 1}
+     * @param endpointCount total endpoints across services
+     */
+    public MeshSnapshot(
+            long sequence,
+            long versionSum,
+            PSortedMap<String, MeshService> services,
+            Set<String> changed,
+            Set<String> removed,
+            long endpointCount) {
+        this.sequence = sequence;
+        this.versionSum = versionSum;
+        this.services = Objects.requireNonNull(services);
+        this.changed = Set.copyOf(changed);
+        this.removed = Set.copyOf(removed);
+        this.endpointCount = endpointCount;
+    }
+
+    public static MeshSnapshot empty() {
+        return EMPTY;
+    }
+
+    /** What one service adds to a snapshot's version sum: a mix of its host and its version. */
+    public static long contribution(MeshService service) {
+        return Hash64.mix(new Hash64()
+                .putString(service.host())
+                .putString(service.version())
+                .finish());
+    }
+
+    public long sequence() {
+        return sequence;
+    }
+
+    /** Content version of the whole catalog: 16 hex digits. */
+    public String version() {
+        return Hash64.toHex(Hash64.mix(versionSum));
+    }
+
+    public long versionSum() {
+        return versionSum;
+    }
+
+    /** Every service, sorted by host. */
+    public NavigableMap<String, MeshService> services() {
+        return services;
+    }
+
+    /** The persistent map behind {@link #services()}, for the aggregator to derive the next snapshot. */
+    public PSortedMap<String, MeshService> servicesMap() {
+        return services;
+    }
+
+    public MeshService service(String host) {
+        return services.get(host);
+    }
+
+    /** Hosts added or changed since the previous snapshot. */
+    public Set<String> changed() {
+        return changed;
+    }
+
+    /** Hosts removed since the previous snapshot. */
+    public Set<String> removed() {
+        return removed;
+    }
+
+    public int serviceCount() {
+        return services.size();
+    }
+
+    public long endpointCount() {
+        return endpointCount;
+    }
+
+    @Override
+    public String toString() {
+        return "MeshSnapshot{seq=" + sequence + ", version=" + version() + ", services=" + services.size()
+                + ", endpoints=" + endpointCount + ", changed=" + changed.size() + ", removed=" + removed.size() + "}";
+    }
+}

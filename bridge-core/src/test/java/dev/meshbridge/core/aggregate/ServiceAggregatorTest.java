@@ -1,0 +1,218 @@
+package dev.meshbridge.core.aggregate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.meshbridge.core.config.EmptyServicePolicy;
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.Health;
+import dev.meshbridge.core.model.MeshService;
+import dev.meshbridge.core.model.MeshSnapshot;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.spi.RegistrySynced;
+import dev.meshbridge.core.spi.ServiceRemoval;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ServiceAggregatorTest {
+
+    private static final List<ServicePort> HTTP = List.of(new ServicePort("http", 80, Protocol.HTTP));
+    private final List<ServiceAggregator> opened = new ArrayList<>();
+
+    private ServiceAggregator aggregator(Duration quiet, Duration max) {
+        ServiceAggregator a = new ServiceAggregator(new ServiceAggregator.Options(quiet, max));
+        opened.add(a);
+        return a;
+    }
+
+    @AfterEach
+    void close() {
+        opened.forEach(ServiceAggregator::close);
+    }
+
+    private static ServiceKey key(String registry, String name) {
+        return ServiceKey.of("test", registry, name);
+    }
+
+    private static Endpoint ep(String ip) {
+        return Endpoint.builder(ip).port("http", 8080).build();
+    }
+
+    private static ServiceUpsert upsert(String registry, String name, String host, Endpoint... eps) {
+        return new ServiceUpsert(key(registry, name), host, HTTP, List.of(eps));
+    }
+
+    @Test
+    void upsert_publishesServiceWithSortedEndpointsAndChangedSet() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.2"), ep("10.0.0.1")));
+        MeshSnapshot s = a.flushNow().join();
+        MeshService web = s.service("web.test");
+        assertThat(web.endpoints()).extracting(Endpoint::address).containsExactly("10.0.0.1", "10.0.0.2");
+        assertThat(web.ports()).isEqualTo(HTTP);
+        assertThat(s.changed()).containsExactly("web.test");
+        assertThat(s.sequence()).isEqualTo(1);
+        assertThat(a.registryCounts()).containsEntry("r1", new ServiceAggregator.RegistryCounts(1, 2));
+    }
+
+    @Test
+    void upsert_sameContentAgain_publishesNothing() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.1"), ep("10.0.0.2")));
+        long seq = a.flushNow().join().sequence();
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.2"), ep("10.0.0.1")));
+        assertThat(a.flushNow().join().sequence()).isEqualTo(seq);
+    }
+
+    @Test
+    void upsert_emptyEndpoints_removesServiceUnderDeletePolicy() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.1")));
+        a.accept(upsert("r1", "web", "web.test"));
+        MeshSnapshot s = a.flushNow().join();
+        assertThat(s.service("web.test")).isNull();
+        assertThat(s.removed()).containsExactly("web.test");
+        assertThat(a.registryCounts()).containsEntry("r1", new ServiceAggregator.RegistryCounts(0, 0));
+    }
+
+    @Test
+    void removal_underKeepPolicy_keepsLastEndpointsForGraceThenRemoves() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.configureRegistry("r1", EmptyServicePolicy.keep(Duration.ofMillis(300)));
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.1")));
+        a.accept(new ServiceRemoval(key("r1", "web")));
+        assertThat(a.flushNow().join().service("web.test").endpoints()).hasSize(1);
+        await().atMost(Duration.ofSeconds(5)).until(() -> a.flushNow().join().service("web.test") == null);
+    }
+
+    @Test
+    void removal_underKeepPolicy_instancesComingBackCancelTheExpiry() throws Exception {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.configureRegistry("r1", EmptyServicePolicy.keep(Duration.ofMillis(200)));
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.1")));
+        a.accept(upsert("r1", "web", "web.test"));
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.1")));
+        // the cancelled expiry would have fired by now; a marker service proves the executor ran past that time
+        a.accept(upsert("r1", "marker", "marker.test", ep("10.9.9.9")));
+        CopyOnWriteArrayList<MeshSnapshot> seen = new CopyOnWriteArrayList<>();
+        a.subscribe(seen::add).join();
+        await().pollDelay(Duration.ofMillis(400)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        assertThat(a.flushNow().join().service("web.test")).isNotNull();
+        assertThat(seen).allSatisfy(s -> assertThat(s.removed()).doesNotContain("web.test"));
+    }
+
+    @Test
+    void sameHostFromTwoRegistries_isTheUnionOfEndpoints() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("r1", "web", "web.shared", ep("10.0.0.1"), ep("10.0.0.9")));
+        a.accept(upsert("r2", "web", "web.shared", ep("10.0.0.2"), ep("10.0.0.9")));
+        MeshService web = a.flushNow().join().service("web.shared");
+        assertThat(web.endpoints()).extracting(Endpoint::address).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.9");
+        assertThat(web.sources()).containsExactly(key("r1", "web"), key("r2", "web"));
+        a.accept(new ServiceRemoval(key("r1", "web")));
+        assertThat(a.flushNow().join().service("web.shared").endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.2", "10.0.0.9");
+    }
+
+    @Test
+    void registrySynced_removesServicesTheRegistryNoLongerHas() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("r1", "a", "a.test", ep("10.0.0.1")));
+        a.accept(upsert("r1", "b", "b.test", ep("10.0.0.2")));
+        a.accept(upsert("r2", "c", "c.test", ep("10.0.0.3")));
+        a.accept(new RegistrySynced("r1", Set.of(key("r1", "a"))));
+        MeshSnapshot s = a.flushNow().join();
+        assertThat(s.services().keySet()).containsExactly("a.test", "c.test");
+    }
+
+    @Test
+    void removeRegistry_dropsItsServicesAtOnce() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.configureRegistry("r1", EmptyServicePolicy.keep(Duration.ofHours(1)));
+        a.accept(upsert("r1", "a", "a.test", ep("10.0.0.1")));
+        a.accept(upsert("r2", "c", "c.test", ep("10.0.0.3")));
+        a.removeRegistry("r1");
+        assertThat(a.flushNow().join().services().keySet()).containsExactly("c.test");
+        assertThat(a.registryCounts()).doesNotContainKey("r1");
+    }
+
+    @Test
+    void hostChange_movesTheShard() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("r1", "a", "old.test", ep("10.0.0.1")));
+        a.accept(upsert("r1", "a", "new.test", ep("10.0.0.1")));
+        MeshSnapshot s = a.flushNow().join();
+        assertThat(s.services().keySet()).containsExactly("new.test");
+    }
+
+    @Test
+    void burst_isCoalescedIntoFewSnapshots_andListenersSeeEveryChange() {
+        ServiceAggregator a = aggregator(Duration.ofMillis(50), Duration.ofMillis(500));
+        List<MeshSnapshot> seen = Collections.synchronizedList(new ArrayList<>());
+        a.subscribe(seen::add).join();
+        for (int i = 0; i < 1000; i++) {
+            a.accept(upsert("r1", "s" + i, "s" + i + ".test", ep("10.0.0." + (i % 250 + 1))));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.current().serviceCount() == 1000);
+        // the first call is the empty snapshot at subscription; the burst arrives in far fewer than 1000 snapshots
+        assertThat(seen.size() - 1).isBetween(1, 20);
+        Set<String> union = new java.util.HashSet<>();
+        for (int i = 1; i < seen.size(); i++) {
+            assertThat(seen.get(i).sequence()).isEqualTo(seen.get(i - 1).sequence() + 1);
+            union.addAll(seen.get(i).changed());
+        }
+        assertThat(union).hasSize(1000);
+    }
+
+    @Test
+    void version_dependsOnContentOnly_notOnEventOrderOrInstance() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        ServiceAggregator b = aggregator(Duration.ZERO, Duration.ZERO);
+        List<ServiceUpsert> events = new ArrayList<>();
+        for (int i = 0; i < 50; i++)
+            events.add(upsert("r1", "s" + i, "s" + i + ".test", ep("10.0.1." + (i + 1)), ep("10.0.2." + (i + 1))));
+        events.forEach(a::accept);
+        List<ServiceUpsert> reversed = new ArrayList<>(events);
+        Collections.reverse(reversed);
+        reversed.forEach(b::accept);
+        MeshSnapshot sa = a.flushNow().join();
+        MeshSnapshot sb = b.flushNow().join();
+        assertThat(sa.version()).isEqualTo(sb.version());
+        assertThat(sa.service("s7.test").version())
+                .isEqualTo(sb.service("s7.test").version());
+        a.accept(upsert("r1", "s7", "s7.test", ep("10.0.1.8")));
+        MeshSnapshot sa2 = a.flushNow().join();
+        assertThat(sa2.version()).isNotEqualTo(sb.version());
+        assertThat(sa2.changed()).containsExactly("s7.test");
+        assertThat(sa2.service("s8.test")).isSameAs(sa.service("s8.test"));
+    }
+
+    @Test
+    void endpointFlags_arePreservedForTranslators() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert(
+                "r1",
+                "web",
+                "web.test",
+                Endpoint.builder("10.0.0.1").port("http", 8080).build(),
+                Endpoint.builder("10.0.0.2").port("http", 8080).weight(0).build(),
+                Endpoint.builder("10.0.0.3").port("http", 8080).enabled(false).build(),
+                Endpoint.builder("10.0.0.4")
+                        .port("http", 8080)
+                        .health(Health.UNHEALTHY)
+                        .build()));
+        MeshService web = a.flushNow().join().service("web.test");
+        assertThat(web.endpoints()).hasSize(4);
+        assertThat(web.routableEndpoints()).extracting(Endpoint::address).containsExactly("10.0.0.1", "10.0.0.4");
+    }
+}

@@ -1,0 +1,70 @@
+package dev.meshbridge.core.dubbo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class DubboUrlTest {
+
+    @Test
+    void parseEncoded_providerZnodeName_decodesEverything() {
+        String url =
+                "dubbo://192.168.1.5:20880/org.apache.dubbo.demo.DemoService?anyhost=true&application=demo-provider"
+                        + "&group=g1&interface=org.apache.dubbo.demo.DemoService&methods=sayHello,sayHelloAsync&side=provider"
+                        + "&version=1.0.0&weight=50";
+        DubboUrl u = DubboUrl.parseEncoded(URLEncoder.encode(url, StandardCharsets.UTF_8));
+        assertThat(u.protocol()).isEqualTo("dubbo");
+        assertThat(u.host()).isEqualTo("192.168.1.5");
+        assertThat(u.port()).isEqualTo(20880);
+        assertThat(u.interfaceName()).isEqualTo("org.apache.dubbo.demo.DemoService");
+        assertThat(u.version()).isEqualTo("1.0.0");
+        assertThat(u.group()).isEqualTo("g1");
+        assertThat(u.application()).isEqualTo("demo-provider");
+        assertThat(u.side()).isEqualTo("provider");
+        assertThat(u.category()).isEqualTo("providers");
+        assertThat(u.parameters()).containsEntry("methods", "sayHello,sayHelloAsync");
+        assertThat(DubboNaming.weight(u.parameters())).isEqualTo(50);
+        assertThat(DubboNaming.enabled(u.parameters())).isTrue();
+    }
+
+    @Test
+    void parse_ipv6AndCredentials_hostIsBareAndCredentialsDropped() {
+        DubboUrl u = DubboUrl.parse("tri://user:secret@[fe80::1]:50051/org.demo.Svc?interface=org.demo.Svc");
+        assertThat(u.host()).isEqualTo("fe80::1");
+        assertThat(u.port()).isEqualTo(50051);
+        assertThat(u.toString()).doesNotContain("secret");
+    }
+
+    @Test
+    void parse_malformed_namesTheProblem() {
+        assertThatThrownBy(() -> DubboUrl.parse("no-scheme-here")).hasMessageContaining("no protocol");
+        assertThatThrownBy(() -> DubboUrl.parse("dubbo://10.0.0.1:abc/x"))
+                .hasMessageContaining("'abc' is not a number");
+        assertThatThrownBy(() -> DubboUrl.parse("dubbo://10.0.0.1:70000/x")).hasMessageContaining("out of range");
+        assertThatThrownBy(() -> DubboUrl.parseEncoded("dubbo%3A%2F%2F%ZZ")).hasMessageContaining("bad URL encoding");
+    }
+
+    @Test
+    void enabledAndWeight_followDubboParameters() {
+        assertThat(DubboNaming.enabled(Map.of("disabled", "true"))).isFalse();
+        assertThat(DubboNaming.enabled(Map.of("enabled", "false"))).isFalse();
+        assertThat(DubboNaming.weight(Map.of())).isEqualTo(100);
+        assertThat(DubboNaming.weight(Map.of("weight", "0"))).isZero();
+        assertThatThrownBy(() -> DubboNaming.weight(Map.of("weight", "heavy"))).hasMessageContaining("not a number");
+    }
+
+    @Test
+    void dubboEndpoints_parsesProtocolPorts() {
+        assertThat(DubboEndpoints.parse(
+                        "[{\"port\":20880,\"protocol\":\"dubbo\"},{\"port\":50051,\"protocol\":\"tri\"}]"))
+                .containsExactly(
+                        new DubboEndpoints.ProtocolPort("dubbo", 20880), new DubboEndpoints.ProtocolPort("tri", 50051));
+        assertThatThrownBy(() -> DubboEndpoints.parse("{garbage")).hasMessageContaining("not JSON");
+        assertThatThrownBy(() -> DubboEndpoints.parse("[{\"port\":\"x\",\"protocol\":\"dubbo\"}]"))
+                .hasMessageContaining("numeric port");
+    }
+}
