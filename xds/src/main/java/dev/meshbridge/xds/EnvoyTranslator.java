@@ -139,31 +139,65 @@ public final class EnvoyTranslator {
 
     /** Translates one service; never throws for any valid {@link MeshService}. */
     public ServiceResources translate(MeshService service) {
+        return translate(service, null);
+    }
+
+    /**
+     * Translates one service, reusing from {@code previous} (its last translation, or null) the clusters, listeners and
+     * routes when its ports are unchanged: they depend on nothing else, so an endpoint change builds and serializes
+     * only load assignments. The result is the same as without {@code previous}.
+     */
+    public ServiceResources translate(MeshService service, ServiceResources previous) {
         String host = service.host();
+        boolean reuse = previous != null
+                && previous.host().equals(host)
+                && previous.ports().equals(service.ports());
         List<XdsResource> out = new ArrayList<>();
         List<ServiceResources.Skipped> skipped = new ArrayList<>();
         List<ServicePort> served = new ArrayList<>();
         for (ServicePort port : service.ports()) {
-            Cluster cluster = cluster(host, port);
+            String name = XdsNames.cluster(host, port.number());
             ClusterLoadAssignment cla = loadAssignment(service, port, skipped);
-            String problem = ResourceValidator.cluster(cluster);
+            XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
+            String problem = null;
+            if (cluster == null) {
+                Cluster c = cluster(host, port);
+                problem = ResourceValidator.cluster(c);
+                if (problem == null) cluster = resource(XdsType.CLUSTER, name, c, true);
+            }
             if (problem == null) problem = ResourceValidator.loadAssignment(cla);
             if (problem != null) {
                 skipped.add(new ServiceResources.Skipped(
-                        host,
-                        cluster.getName(),
-                        problem.startsWith("weight") ? "weight-overflow" : "invalid-resource",
-                        problem));
+                        host, name, problem.startsWith("weight") ? "weight-overflow" : "invalid-resource", problem));
                 continue;
             }
-            out.add(resource(XdsType.CLUSTER, cluster.getName(), cluster, true));
-            out.add(resource(XdsType.ENDPOINT, cla.getClusterName(), cla, true));
+            out.add(cluster);
+            out.add(resource(XdsType.ENDPOINT, name, cla, true));
             served.add(port);
         }
-        if (options.grpcListeners()) grpcResources(host, served, out, skipped);
+        if (options.grpcListeners()) {
+            if (reuse && served.equals(servedPorts(previous))) {
+                for (XdsResource r : previous.resources()) {
+                    if (r.type() == XdsType.LISTENER || r.type() == XdsType.ROUTE) out.add(r);
+                }
+                for (ServiceResources.Skipped k : previous.skipped()) {
+                    if (k.item().equals(XdsNames.route(host))) skipped.add(k);
+                }
+            } else {
+                grpcResources(host, served, out, skipped);
+            }
+        }
         out.sort((a, b) ->
                 a.type() != b.type() ? a.type().compareTo(b.type()) : a.name().compareTo(b.name()));
-        return new ServiceResources(host, service.version(), out, skipped);
+        return new ServiceResources(host, service.version(), service.ports(), out, skipped);
+    }
+
+    private static List<ServicePort> servedPorts(ServiceResources r) {
+        List<ServicePort> served = new ArrayList<>();
+        for (ServicePort p : r.ports()) {
+            if (r.find(XdsType.CLUSTER, XdsNames.cluster(r.host(), p.number())) != null) served.add(p);
+        }
+        return served;
     }
 
     // ------------------------------------------------------------------ clusters and endpoints

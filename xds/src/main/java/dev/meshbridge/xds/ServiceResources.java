@@ -1,5 +1,6 @@
 package dev.meshbridge.xds;
 
+import dev.meshbridge.core.model.ServicePort;
 import java.util.List;
 import java.util.Objects;
 
@@ -8,10 +9,16 @@ import java.util.Objects;
  *
  * @param host the service's host
  * @param serviceVersion the {@code MeshService} version this was translated from
+ * @param ports the service's ports, which alone decide its clusters, listeners and routes
  * @param resources the resources, sorted by type then name
  * @param skipped endpoints or resources left out because Envoy would refuse them, each with the reason
  */
-public record ServiceResources(String host, String serviceVersion, List<XdsResource> resources, List<Skipped> skipped) {
+public record ServiceResources(
+        String host,
+        String serviceVersion,
+        List<ServicePort> ports,
+        List<XdsResource> resources,
+        List<Skipped> skipped) {
 
     /**
      * Something the translator left out.
@@ -26,6 +33,7 @@ public record ServiceResources(String host, String serviceVersion, List<XdsResou
 
     public ServiceResources {
         Objects.requireNonNull(host, "host");
+        ports = List.copyOf(ports);
         resources = List.copyOf(resources);
         skipped = List.copyOf(skipped);
     }
@@ -33,5 +41,13 @@ public record ServiceResources(String host, String serviceVersion, List<XdsResou
     /** The resources of one type. */
     public List<XdsResource> ofType(XdsType type) {
         return resources.stream().filter(r -> r.type() == type).toList();
+    }
+
+    /** The resource of this type and name, or null. */
+    public XdsResource find(XdsType type, String name) {
+        for (XdsResource r : resources) {
+            if (r.type() == type && r.name().equals(name)) return r;
+        }
+        return null;
     }
 }

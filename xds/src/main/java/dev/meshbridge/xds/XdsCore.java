@@ -1,7 +1,11 @@
 package dev.meshbridge.xds;
 
+import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.MeshSnapshot;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -10,11 +14,17 @@ import io.grpc.Status;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.Executor;
+import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,14 +59,14 @@ final class XdsCore {
     private final Set<String> warned = new HashSet<>();
     private final ResourceIndex.ChangeSink changeSink = this::changed;
     private final Runnable flushTask = this::flushDirty;
-    private final java.util.concurrent.Executor executor;
+    private final Executor executor;
     private boolean flushScheduled;
     private long lastSequence = -1;
     private MeshSnapshot snapshot = MeshSnapshot.empty();
     private int skippedNow;
     private final int[] changes = new int[XdsType.all().length];
 
-    XdsCore(EnvoyTranslator translator, XdsMetrics metrics, Clock clock, java.util.concurrent.Executor executor) {
+    XdsCore(EnvoyTranslator translator, XdsMetrics metrics, Clock clock, Executor executor) {
         this.translator = translator;
         this.metrics = metrics;
         this.clock = clock;
@@ -81,10 +91,27 @@ final class XdsCore {
 
     // ------------------------------------------------------------------ catalog
 
+    /** Loads the Envoy message classes before the first snapshot needs them (about a second on a small box). */
+    void warmUp() {
+        MeshService probe = new MeshService(
+                "warm-up.invalid",
+                List.of(new ServicePort("grpc", 1, Protocol.GRPC)),
+                List.of(Endpoint.builder("127.0.0.1")
+                        .port("grpc", 1)
+                        .label("a", "b")
+                        .build()),
+                new TreeMap<>(),
+                new TreeSet<>(List.of(ServiceKey.of("none", "none", "warm-up"))),
+                "0");
+        translator.translate(probe);
+        DeltaDiscoveryResponse.getDefaultInstance().getSerializedSize();
+        DiscoveryResponse.getDefaultInstance().getSerializedSize();
+    }
+
     /** Applies a snapshot: incrementally when it follows the last one seen, as a rebuild otherwise. */
     void applySnapshot(MeshSnapshot next) {
         long start = System.nanoTime();
-        java.util.Arrays.fill(changes, 0);
+        Arrays.fill(changes, 0);
         int dirtyBefore = dirty.size();
         boolean incremental = lastSequence >= 0 && next.sequence() == lastSequence + 1;
         int translated = 0;
@@ -95,7 +122,7 @@ final class XdsCore {
             for (String host : next.changed()) {
                 MeshService s = next.service(host);
                 if (s != null) {
-                    updateService(host, translator.translate(s));
+                    updateService(host, translator.translate(s, index.service(host)));
                     translated++;
                 }
             }
@@ -105,7 +132,7 @@ final class XdsCore {
                 gone.remove(s.host());
                 ServiceResources current = index.service(s.host());
                 if (current != null && current.serviceVersion().equals(s.version())) continue;
-                updateService(s.host(), translator.translate(s));
+                updateService(s.host(), translator.translate(s, current));
                 translated++;
             }
             for (String host : gone) updateService(host, null);
@@ -399,7 +426,7 @@ final class XdsCore {
         return sum;
     }
 
-    private static void forEachSubscribed(TypeState ts, java.util.function.IntConsumer action) {
+    private static void forEachSubscribed(TypeState ts, IntConsumer action) {
         TypeIndex idx = ts.index;
         if (ts.wildcard) idx.forEachWildcard(action);
         for (int id = ts.names.nextSetBit(0); id >= 0; id = ts.names.nextSetBit(id + 1)) {
@@ -537,12 +564,12 @@ final class XdsCore {
     XdsDebugView debugView(Map<String, String> query) {
         String nodeFilter = query.getOrDefault("node", "");
         XdsType typeFilter = query.containsKey("type") ? XdsType.ofShortName(query.get("type")) : null;
-        Map<String, Integer> counts = new java.util.LinkedHashMap<>();
+        Map<String, Integer> counts = new LinkedHashMap<>();
         for (XdsType t : XdsType.all()) counts.put(t.shortName(), index.type(t).size());
         List<XdsDebugView.Client> clients = new ArrayList<>();
         for (XdsStream st : streams) {
             if (!nodeFilter.isEmpty() && !st.nodeId.contains(nodeFilter)) continue;
-            Map<String, XdsDebugView.TypeStatus> types = new java.util.LinkedHashMap<>();
+            Map<String, XdsDebugView.TypeStatus> types = new LinkedHashMap<>();
             for (XdsType t : XdsType.all()) {
                 TypeState ts = st.state(t);
                 if (ts == null || !ts.requested || (typeFilter != null && t != typeFilter)) continue;
@@ -560,7 +587,7 @@ final class XdsCore {
                     types));
         }
         List<ServiceResources.Skipped> skipped = new ArrayList<>();
-        for (ServiceResources r : new java.util.TreeMap<>(index.services()).values()) skipped.addAll(r.skipped());
+        for (ServiceResources r : new TreeMap<>(index.services()).values()) skipped.addAll(r.skipped());
         return new XdsDebugView(
                 new XdsDebugView.Catalog(
                         snapshot.sequence(), snapshot.version(), snapshot.serviceCount(), snapshot.endpointCount()),

@@ -133,6 +133,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         }
         server = s;
         log.info("xds server listening on {}:{}", options.bindAddress(), port());
+        execute(core::warmUp);
         return this;
     }
 

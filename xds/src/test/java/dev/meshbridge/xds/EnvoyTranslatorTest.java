@@ -297,6 +297,38 @@ class EnvoyTranslatorTest {
     }
 
     @Test
+    void translateWithPrevious_reusesUnchangedResources_andEqualsAFreshTranslation() {
+        MeshService one = upsert(Upserts.dubboApplication(
+                "shop", List.of(Upserts.dubboAppInstance("10.0.0.1", 50051).build())));
+        ServiceResources first = translator.translate(one);
+        MeshService two = upsert(Upserts.dubboApplication(
+                "shop",
+                List.of(
+                        Upserts.dubboAppInstance("10.0.0.1", 50051).build(),
+                        Upserts.dubboAppInstance("10.0.0.2", 50051).build())));
+        ServiceUpsert morePorts = new ServiceUpsert(
+                Upserts.dubboApplication("shop", List.of()).key(),
+                "shop.dubbo",
+                List.of(new ServicePort("tri", 50051, Protocol.TRIPLE), new ServicePort("http", 8080, Protocol.HTTP)),
+                List.of(Endpoint.builder("10.0.0.1")
+                        .port("tri", 50051)
+                        .port("http", 8080)
+                        .build()));
+
+        ServiceResources incremental = translator.translate(two, first);
+        assertThat(incremental).isEqualTo(translator.translate(two));
+        assertThat(incremental.find(XdsType.CLUSTER, "outbound|50051||shop.dubbo"))
+                .isSameAs(first.find(XdsType.CLUSTER, "outbound|50051||shop.dubbo"));
+        assertThat(incremental.find(XdsType.ROUTE, "shop.dubbo")).isSameAs(first.find(XdsType.ROUTE, "shop.dubbo"));
+
+        MeshService three = upsert(morePorts);
+        ServiceResources grown = translator.translate(three, incremental);
+        assertThat(grown).isEqualTo(translator.translate(three));
+        assertThat(grown.ofType(XdsType.CLUSTER)).hasSize(2);
+        assertThat(grown.ofType(XdsType.LISTENER)).hasSize(3);
+    }
+
+    @Test
     void hostNameEndpoint_isLeftOutAndReported_othersServed() throws Exception {
         MeshService s = upsert(Upserts.springCloud(
                 "orders",

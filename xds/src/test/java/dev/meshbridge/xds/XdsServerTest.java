@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.meshbridge.core.admin.DebugSource;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -71,6 +73,28 @@ class XdsServerTest {
             });
             assertThat(((XdsDebugView) source.debug(Map.of("node", "nobody"))).clients())
                     .isEmpty();
+        }
+    }
+
+    @Test
+    void debugView_rendersAsJson_asTheAdminServerDoes() throws Exception {
+        try (XdsTestBed bed = new XdsTestBed()) {
+            bed.send(AdsSotwTest.shop("10.0.0.1"));
+            AdsClient c = bed.client("envoy-1").openSotw();
+            c.subscribe(XdsType.CLUSTER);
+            DiscoveryResponse r = c.next();
+            c.nack(r, "", "bad cluster");
+            await().atMost(Duration.ofSeconds(10)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "cds") == 1);
+
+            JsonNode json =
+                    new ObjectMapper().valueToTree(bed.server.debugSource().debug(Map.of()));
+
+            JsonNode cds = json.path("clients").path(0).path("types").path("cds");
+            assertThat(json.path("clients").path(0).path("nodeId").asText()).isEqualTo("envoy-1");
+            assertThat(cds.path("status").asText()).isEqualTo("STALE");
+            assertThat(cds.path("lastSentVersion").asText()).isEqualTo(r.getVersionInfo());
+            assertThat(cds.path("lastNack").path("error").asText()).isEqualTo("bad cluster");
+            assertThat(json.path("resources").path("cds").asInt()).isEqualTo(1);
         }
     }
 
