@@ -117,6 +117,9 @@ class GrpcXdsClientTest {
                                 .types()
                                 .values())
                         .allSatisfy(t -> assertThat(t.status()).isEqualTo("SYNCED")));
+        assertThat(bed.meters.find("meshbridge.xds.nacks").counters())
+                .as("grpc-java accepted every resource")
+                .allSatisfy(n -> assertThat(n.count()).isZero());
     }
 
     @Test
