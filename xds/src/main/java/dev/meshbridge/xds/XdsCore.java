@@ -6,6 +6,7 @@ import dev.meshbridge.core.model.MeshSnapshot;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
+import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -216,21 +217,19 @@ final class XdsCore {
     }
 
     void onSotwRequest(XdsStream st, DiscoveryRequest req) {
-        if (st.closed) return;
-        st.node(req.hasNode() ? req.getNode() : null);
-        TypeState ts = typeState(st, req.getTypeUrl());
-        if (ts == null) return;
         Instant now = clock.instant();
         String nonce = req.getResponseNonce();
-        if (!nonce.isEmpty()) {
-            if (req.hasErrorDetail()) {
-                nack(st, ts, nonce, req.getErrorDetail().getMessage(), now);
-            } else {
-                ts.recordAck(nonce, req.getVersionInfo(), now);
-            }
-            // a request answering an older response is stale: the client answers the latest one too
-            if (ts.lastSentNonce != null && !nonce.equals(ts.lastSentNonce)) return;
-        }
+        TypeState ts = answered(
+                st,
+                req.hasNode() ? req.getNode() : null,
+                req.getTypeUrl(),
+                nonce,
+                req.hasErrorDetail() ? req.getErrorDetail() : null,
+                req.getVersionInfo(),
+                now);
+        if (ts == null) return;
+        // a request answering an older response is stale: the client answers the latest one too
+        if (!nonce.isEmpty() && ts.lastSentNonce != null && !nonce.equals(ts.lastSentNonce)) return;
         boolean first = !ts.requested;
         ts.requested = true;
         List<String> names = req.getResourceNamesList();
@@ -272,19 +271,16 @@ final class XdsCore {
     }
 
     void onDeltaRequest(XdsStream st, DeltaDiscoveryRequest req) {
-        if (st.closed) return;
-        st.node(req.hasNode() ? req.getNode() : null);
-        TypeState ts = typeState(st, req.getTypeUrl());
-        if (ts == null) return;
         Instant now = clock.instant();
-        String nonce = req.getResponseNonce();
-        if (!nonce.isEmpty()) {
-            if (req.hasErrorDetail()) {
-                nack(st, ts, nonce, req.getErrorDetail().getMessage(), now);
-            } else {
-                ts.recordAck(nonce, ts.versionOfNonce(nonce), now);
-            }
-        }
+        TypeState ts = answered(
+                st,
+                req.hasNode() ? req.getNode() : null,
+                req.getTypeUrl(),
+                req.getResponseNonce(),
+                req.hasErrorDetail() ? req.getErrorDetail() : null,
+                null,
+                now);
+        if (ts == null) return;
         boolean first = !ts.requested;
         ts.requested = true;
         TypeIndex idx = ts.index;
@@ -339,6 +335,32 @@ final class XdsCore {
             ts.resumed(ts.viewVersion(), now);
         }
         markDirty(st);
+    }
+
+    /**
+     * The common part of a request: the node, the type's state (null when the request is to be ignored), and the
+     * ACK or NACK it carries for the response with {@code nonce}.
+     *
+     * @param ackedVersion the version the client says it holds (SotW); null to take the version sent with the nonce
+     */
+    private TypeState answered(
+            XdsStream st,
+            Node node,
+            String typeUrl,
+            String nonce,
+            com.google.rpc.Status error,
+            String ackedVersion,
+            Instant now) {
+        if (st.closed) return null;
+        st.node(node);
+        TypeState ts = typeState(st, typeUrl);
+        if (ts == null || nonce.isEmpty()) return ts;
+        if (error != null) {
+            nack(st, ts, nonce, error.getMessage(), now);
+        } else {
+            ts.recordAck(nonce, ackedVersion != null ? ackedVersion : ts.versionOfNonce(nonce), now);
+        }
+        return ts;
     }
 
     private TypeState typeState(XdsStream st, String typeUrl) {
@@ -506,28 +528,17 @@ final class XdsCore {
         } else if (b.getResourcesCount() == 0 && !ts.respond) {
             return;
         }
-        ts.respond = false;
         String nonce = st.nextNonce();
         String version = ts.viewVersion();
         DiscoveryResponse response = b.setVersionInfo(version).setNonce(nonce).build();
         st.send(response);
-        ts.recordSent(nonce, version, clock.instant());
-        metrics.pushed(type, st.mode, response.getSerializedSize());
-        if (log.isDebugEnabled()) {
-            log.debug(
-                    "xds push {} type={} version={} nonce={} resources={}",
-                    st.describe(),
-                    type.shortName(),
-                    version,
-                    nonce,
-                    response.getResourcesCount());
-        }
+        sent(st, ts, nonce, version, response.getSerializedSize(), response.getResourcesCount(), 0);
     }
 
     private void flushDelta(XdsStream st, TypeState ts) {
         TypeIndex idx = ts.index;
-        XdsType type = ts.type();
-        DeltaDiscoveryResponse.Builder b = DeltaDiscoveryResponse.newBuilder().setTypeUrl(type.typeUrl());
+        DeltaDiscoveryResponse.Builder b =
+                DeltaDiscoveryResponse.newBuilder().setTypeUrl(ts.type().typeUrl());
         ts.pending.forEach((id, was) -> {
             XdsResource r = idx.get(id);
             if (r == null) {
@@ -539,23 +550,36 @@ final class XdsCore {
         });
         ts.pending.clear();
         if (b.getResourcesCount() == 0 && b.getRemovedResourcesCount() == 0 && !ts.respond) return;
-        ts.respond = false;
         String nonce = st.nextNonce();
         String version = ts.viewVersion();
         DeltaDiscoveryResponse response =
                 b.setSystemVersionInfo(version).setNonce(nonce).build();
         st.send(response);
+        sent(
+                st,
+                ts,
+                nonce,
+                version,
+                response.getSerializedSize(),
+                response.getResourcesCount(),
+                response.getRemovedResourcesCount());
+    }
+
+    private void sent(XdsStream st, TypeState ts, String nonce, String version, int bytes, int resources, int removed) {
+        ts.respond = false;
         ts.recordSent(nonce, version, clock.instant());
-        metrics.pushed(type, st.mode, response.getSerializedSize());
+        metrics.pushed(ts.type(), st.mode, bytes);
         if (log.isDebugEnabled()) {
             log.debug(
-                    "xds delta push {} type={} version={} nonce={} resources={} removed={}",
+                    "xds push {} mode={} type={} version={} nonce={} resources={} removed={} bytes={}",
                     st.describe(),
-                    type.shortName(),
+                    st.mode.tag(),
+                    ts.type().shortName(),
                     version,
                     nonce,
-                    response.getResourcesCount(),
-                    response.getRemovedResourcesCount());
+                    resources,
+                    removed,
+                    bytes);
         }
     }
 

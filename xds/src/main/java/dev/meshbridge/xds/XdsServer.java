@@ -29,6 +29,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -41,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -250,43 +252,28 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
 
     private StreamObserver<DiscoveryRequest> openSotw(StreamObserver<DiscoveryResponse> observer, XdsType type) {
         ServerCallStreamObserver<DiscoveryResponse> call = (ServerCallStreamObserver<DiscoveryResponse>) observer;
-        XdsStream st = XdsStream.sotw(streamIds.incrementAndGet(), type, peer(), java.time.Instant.now(), call);
-        call.setOnReadyHandler(() -> execute(() -> core.markDirty(st)));
-        call.setOnCancelHandler(() -> execute(() -> core.unregister(st, Status.CANCELLED.asRuntimeException())));
-        execute(() -> core.register(st));
-        return new StreamObserver<>() {
-            @Override
-            public void onNext(DiscoveryRequest request) {
-                execute(() -> core.onSotwRequest(st, request));
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                execute(() -> core.unregister(st, t));
-            }
-
-            @Override
-            public void onCompleted() {
-                execute(() -> {
-                    core.unregister(st, null);
-                    call.onCompleted();
-                });
-            }
-        };
+        XdsStream st = XdsStream.sotw(streamIds.incrementAndGet(), type, peer(), Instant.now(), call);
+        return requests(st, call, core::onSotwRequest);
     }
 
     private StreamObserver<DeltaDiscoveryRequest> openDelta(
             StreamObserver<DeltaDiscoveryResponse> observer, XdsType type) {
         ServerCallStreamObserver<DeltaDiscoveryResponse> call =
                 (ServerCallStreamObserver<DeltaDiscoveryResponse>) observer;
-        XdsStream st = XdsStream.delta(streamIds.incrementAndGet(), type, peer(), java.time.Instant.now(), call);
+        XdsStream st = XdsStream.delta(streamIds.incrementAndGet(), type, peer(), Instant.now(), call);
+        return requests(st, call, core::onDeltaRequest);
+    }
+
+    /** Registers a stream and returns the observer of its requests; every callback only enqueues. */
+    private <Q> StreamObserver<Q> requests(
+            XdsStream st, ServerCallStreamObserver<?> call, BiConsumer<XdsStream, Q> onRequest) {
         call.setOnReadyHandler(() -> execute(() -> core.markDirty(st)));
         call.setOnCancelHandler(() -> execute(() -> core.unregister(st, Status.CANCELLED.asRuntimeException())));
         execute(() -> core.register(st));
         return new StreamObserver<>() {
             @Override
-            public void onNext(DeltaDiscoveryRequest request) {
-                execute(() -> core.onDeltaRequest(st, request));
+            public void onNext(Q request) {
+                execute(() -> onRequest.accept(st, request));
             }
 
             @Override

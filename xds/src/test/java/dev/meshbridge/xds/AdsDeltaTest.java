@@ -236,6 +236,8 @@ class AdsDeltaTest {
         AdsClient c = bed.client("envoy-1").openDelta();
         Map<String, String> clusters = versions(subscribeAndAck(c, XdsType.CLUSTER));
         c.closeStreams();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> bed.server.debugView().clients().isEmpty());
         bed.send(new ServiceRemoval(orders().key()));
 
         c.openDelta();

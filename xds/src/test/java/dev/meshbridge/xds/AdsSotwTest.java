@@ -229,6 +229,13 @@ class AdsSotwTest {
         // answers the first response (stale) while asking for more: ignored
         c.request(XdsType.ENDPOINT, first.getVersionInfo(), first.getNonce(), List.of(SHOP_CLUSTER, ORDERS_CLUSTER));
         c.ack(second, SHOP_CLUSTER);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            XdsDebugView.TypeStatus eds =
+                    bed.server.debugView().client("grpc-1").types().get("eds");
+            assertThat(eds.status()).isEqualTo("SYNCED");
+            assertThat(eds.lastAckedVersion()).isEqualTo(second.getVersionInfo());
+            assertThat(eds.names()).isEqualTo(1);
+        });
         bed.send(shop("10.0.0.3"));
 
         DiscoveryResponse next = c.next();
@@ -269,6 +276,8 @@ class AdsSotwTest {
         AdsClient c = bed.client("envoy-1").openSotw();
         DiscoveryResponse eds = subscribeAndAck(c, XdsType.ENDPOINT, SHOP_CLUSTER, ORDERS_CLUSTER);
         c.closeStreams();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> bed.server.debugView().clients().isEmpty());
         bed.send(shop("10.0.0.2"));
 
         c.openSotw();

@@ -47,8 +47,7 @@ class EnvoyTranslatorTest {
 
     @Test
     void dubboApplication_becomesEdsClusterEndpointsApiListenersAndRoute() throws Exception {
-        MeshService s = upsert(Upserts.dubboApplication(
-                "shop", List.of(Upserts.dubboAppInstance("10.0.0.1", 50051).build())));
+        MeshService s = upsert(AdsSotwTest.shop("10.0.0.1"));
 
         ServiceResources r = translator.translate(s);
 
@@ -274,14 +273,9 @@ class EnvoyTranslatorTest {
 
     @Test
     void oneEndpointChange_changesOnlyTheLoadAssignmentVersion() {
-        MeshService before = upsert(Upserts.dubboApplication(
-                "shop", List.of(Upserts.dubboAppInstance("10.0.0.1", 50051).build())));
+        MeshService before = upsert(AdsSotwTest.shop("10.0.0.1"));
         ServiceResources r1 = translator.translate(before);
-        MeshService after = upsert(Upserts.dubboApplication(
-                "shop",
-                List.of(
-                        Upserts.dubboAppInstance("10.0.0.1", 50051).build(),
-                        Upserts.dubboAppInstance("10.0.0.2", 50051).build())));
+        MeshService after = upsert(AdsSotwTest.shop("10.0.0.1", "10.0.0.2"));
         ServiceResources r2 = translator.translate(after);
 
         for (int i = 0; i < r1.resources().size(); i++) {
@@ -298,14 +292,9 @@ class EnvoyTranslatorTest {
 
     @Test
     void translateWithPrevious_reusesUnchangedResources_andEqualsAFreshTranslation() {
-        MeshService one = upsert(Upserts.dubboApplication(
-                "shop", List.of(Upserts.dubboAppInstance("10.0.0.1", 50051).build())));
+        MeshService one = upsert(AdsSotwTest.shop("10.0.0.1"));
         ServiceResources first = translator.translate(one);
-        MeshService two = upsert(Upserts.dubboApplication(
-                "shop",
-                List.of(
-                        Upserts.dubboAppInstance("10.0.0.1", 50051).build(),
-                        Upserts.dubboAppInstance("10.0.0.2", 50051).build())));
+        MeshService two = upsert(AdsSotwTest.shop("10.0.0.1", "10.0.0.2"));
         ServiceUpsert morePorts = new ServiceUpsert(
                 Upserts.dubboApplication("shop", List.of()).key(),
                 "shop.dubbo",
@@ -384,8 +373,7 @@ class EnvoyTranslatorTest {
 
     @Test
     void grpcListenersOff_servesOnlyClustersAndEndpoints() {
-        MeshService s = upsert(Upserts.dubboApplication(
-                "shop", List.of(Upserts.dubboAppInstance("10.0.0.1", 50051).build())));
+        MeshService s = upsert(AdsSotwTest.shop("10.0.0.1"));
         EnvoyTranslator t = new EnvoyTranslator(new EnvoyTranslator.Options(Duration.ofSeconds(5), false, null));
 
         assertThat(t.translate(s).resources())
@@ -395,8 +383,7 @@ class EnvoyTranslatorTest {
 
     @Test
     void apiListeners_areNotInWildcard_otherResourcesAre() {
-        MeshService s = upsert(Upserts.dubboApplication(
-                "shop", List.of(Upserts.dubboAppInstance("10.0.0.1", 50051).build())));
+        MeshService s = upsert(AdsSotwTest.shop("10.0.0.1"));
 
         for (XdsResource r : translator.translate(s).resources()) {
             assertThat(r.wildcard()).as(r.name()).isEqualTo(r.type() != XdsType.LISTENER);

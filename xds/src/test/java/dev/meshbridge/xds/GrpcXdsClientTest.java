@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * grpc-java's own xDS client (grpc-xds) resolves {@code xds:///<host>} through the bridge and makes real RPCs to real
@@ -51,43 +53,28 @@ class GrpcXdsClientTest {
         awaitAnswering(channel, Set.of("a", "b", "c"));
     }
 
-    @Test
-    void removedBackend_getsNoMoreRpcs() {
-        Backends.Backend a = backends.start("a");
-        Backends.Backend b = backends.start("b");
-        bed.send(Upserts.dubboApplication("shop", List.of(app(a), app(b))));
-        ManagedChannel channel = backends.xdsChannel("shop.dubbo", bed.server.port(), "grpc-e2e-2");
-        awaitAnswering(channel, Set.of("a", "b"));
-
-        bed.send(Upserts.dubboApplication("shop", List.of(app(b))));
-
-        assertNoRpcReaches(channel, a, "b");
+    /** What happens in the registry to backend a. */
+    enum Change {
+        REMOVED,
+        DISABLED,
+        WEIGHT_ZERO
     }
 
-    @Test
-    void disabledBackend_getsNoMoreRpcs() {
+    @ParameterizedTest
+    @EnumSource(Change.class)
+    void backendRemovedDisabledOrWeightZero_getsNoMoreRpcs(Change change) {
         Backends.Backend a = backends.start("a");
         Backends.Backend b = backends.start("b");
         bed.send(Upserts.dubboApplication("shop", List.of(app(a), app(b))));
-        ManagedChannel channel = backends.xdsChannel("shop.dubbo", bed.server.port(), "grpc-e2e-3");
+        ManagedChannel channel = backends.xdsChannel("shop.dubbo", bed.server.port(), "grpc-e2e-" + change);
         awaitAnswering(channel, Set.of("a", "b"));
 
-        bed.send(Upserts.dubboApplication(
-                "shop", List.of(appBuilder(a).enabled(false).build(), app(b))));
-
-        assertNoRpcReaches(channel, a, "b");
-    }
-
-    @Test
-    void weightZeroBackend_getsNoMoreRpcs() {
-        Backends.Backend a = backends.start("a");
-        Backends.Backend b = backends.start("b");
-        bed.send(Upserts.dubboApplication("shop", List.of(app(a), app(b))));
-        ManagedChannel channel = backends.xdsChannel("shop.dubbo", bed.server.port(), "grpc-e2e-4");
-        awaitAnswering(channel, Set.of("a", "b"));
-
-        bed.send(
-                Upserts.dubboApplication("shop", List.of(appBuilder(a).weight(0).build(), app(b))));
+        List<Endpoint> now = switch (change) {
+            case REMOVED -> List.of(app(b));
+            case DISABLED -> List.of(appBuilder(a).enabled(false).build(), app(b));
+            case WEIGHT_ZERO -> List.of(appBuilder(a).weight(0).build(), app(b));
+        };
+        bed.send(Upserts.dubboApplication("shop", now));
 
         assertNoRpcReaches(channel, a, "b");
     }
