@@ -1,6 +1,7 @@
 package dev.meshbridge.xds;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.Message;
 import com.google.protobuf.Struct;
@@ -412,12 +413,18 @@ public final class EnvoyTranslator {
     /** The content version of a resource: a hash of its type, name and bytes, never 0 or {@code Long.MIN_VALUE}. */
     static long version(XdsType type, String name, Any any) {
         Hash64 h = new Hash64().putString(type.typeUrl()).putString(name);
-        ByteBuffer bytes = any.getValue().asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
-        h.putInt(bytes.remaining());
-        while (bytes.remaining() >= 8) h.putLong(bytes.getLong());
-        while (bytes.hasRemaining()) h.putInt(bytes.get());
+        putBytes(h, any.getValue());
         long v = h.finish();
         // 0 and Long.MIN_VALUE mean "absent" and "unknown" to the server
         return v == 0 || v == Long.MIN_VALUE ? 1 : v;
+    }
+
+    /** Feeds bytes into a hash, eight at a time. */
+    static Hash64 putBytes(Hash64 h, ByteString value) {
+        ByteBuffer bytes = value.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        h.putInt(bytes.remaining());
+        while (bytes.remaining() >= 8) h.putLong(bytes.getLong());
+        while (bytes.hasRemaining()) h.putInt(bytes.get());
+        return h;
     }
 }

@@ -24,6 +24,8 @@ final class TypeState {
     boolean wildcard;
     /** SotW only: the client used the legacy form (no names in its first request). */
     boolean legacyWildcard;
+    /** SotW only: a hash of the resource names of the last request, to skip unchanged subscriptions cheaply. */
+    long namesHash;
 
     final BitSet names = new BitSet();
     final IntLongMap pending = new IntLongMap();

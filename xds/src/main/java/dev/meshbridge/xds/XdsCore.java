@@ -6,6 +6,7 @@ import dev.meshbridge.core.model.MeshSnapshot;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.util.Hash64;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
@@ -232,6 +233,10 @@ final class XdsCore {
         if (!nonce.isEmpty() && ts.lastSentNonce != null && !nonce.equals(ts.lastSentNonce)) return;
         boolean first = !ts.requested;
         ts.requested = true;
+        // clients repeat their whole subscription on every ACK (an Envoy: every cluster's name): skip it unchanged
+        long namesHash = namesHash(req);
+        if (!first && namesHash == ts.namesHash) return;
+        ts.namesHash = namesHash;
         List<String> names = req.getResourceNamesList();
         boolean star = names.contains("*");
         boolean wildcard = star || (names.isEmpty() && (first || ts.legacyWildcard));
@@ -335,6 +340,14 @@ final class XdsCore {
             ts.resumed(ts.viewVersion(), now);
         }
         markDirty(st);
+    }
+
+    private static long namesHash(DiscoveryRequest req) {
+        Hash64 h = new Hash64().putInt(req.getResourceNamesCount());
+        for (int i = 0; i < req.getResourceNamesCount(); i++) {
+            EnvoyTranslator.putBytes(h, req.getResourceNamesBytes(i));
+        }
+        return h.finish();
     }
 
     /**
