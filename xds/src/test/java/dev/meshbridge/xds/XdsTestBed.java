@@ -40,7 +40,10 @@ final class XdsTestBed implements AutoCloseable {
     void send(RegistryEvent... events) {
         for (RegistryEvent e : events) catalog.aggregator().accept(e);
         long sequence = catalog.snapshot().sequence();
-        await().atMost(Duration.ofSeconds(10)).until(() -> server.servedSequence() >= sequence);
+        await().atMost(Duration.ofSeconds(10))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> server.servedSequence() >= sequence);
     }
 
     AdsClient client(String nodeId) {
