@@ -212,15 +212,21 @@ public record EurekaOptions(
                     username.isPresent() ? "password" : "username",
                     "username and password go together: give both or neither");
         }
-        b.fetchInterval(bounded(entry, "fetchInterval", DEFAULT_FETCH_INTERVAL));
+        Duration fetchInterval = bounded(entry, "fetchInterval", DEFAULT_FETCH_INTERVAL);
         Duration maxBackoff = bounded(entry, "maxBackoff", DEFAULT_MAX_BACKOFF);
-        if (maxBackoff.compareTo(b.fetchInterval) < 0) {
-            entry.problem("maxBackoff", "must not be shorter than fetchInterval (" + b.fetchInterval + ")");
-            maxBackoff = b.fetchInterval;
+        if (fetchInterval != null && maxBackoff != null && maxBackoff.compareTo(fetchInterval) < 0) {
+            entry.problem(
+                    "maxBackoff",
+                    "must not be shorter than fetchInterval (" + format(maxBackoff) + " < " + format(fetchInterval)
+                            + ")");
+            maxBackoff = fetchInterval;
         }
-        b.maxBackoff(maxBackoff);
-        b.connectTimeout(bounded(entry, "connectTimeout", DEFAULT_CONNECT_TIMEOUT));
-        b.requestTimeout(bounded(entry, "requestTimeout", DEFAULT_REQUEST_TIMEOUT));
+        b.fetchInterval(fetchInterval == null ? DEFAULT_FETCH_INTERVAL : fetchInterval);
+        b.maxBackoff(maxBackoff == null ? DEFAULT_MAX_BACKOFF : maxBackoff);
+        Duration connectTimeout = bounded(entry, "connectTimeout", DEFAULT_CONNECT_TIMEOUT);
+        Duration requestTimeout = bounded(entry, "requestTimeout", DEFAULT_REQUEST_TIMEOUT);
+        if (connectTimeout != null) b.connectTimeout(connectTimeout);
+        if (requestTimeout != null) b.requestTimeout(requestTimeout);
         b.applications(ApplicationFilter.parse(entry, "includeApplications", "excludeApplications"));
         b.nonIpAddress(entry.enumValue("nonIpAddress", NonIpAddress.class, NonIpAddress.RESOLVE));
         b.weightKey(metadataKey(entry, "weightKey", b.weightKey));
@@ -237,13 +243,22 @@ public record EurekaOptions(
         return b.build();
     }
 
+    /** The duration at {@code key}, the default when absent, or null after recording a problem. */
     private static Duration bounded(ConfigNode entry, String key, Duration defaultValue) {
-        Duration v = entry.duration(key, defaultValue);
+        if (!entry.has(key)) return defaultValue;
+        Duration v = entry.duration(key, null);
+        if (v == null) return null;
         if (v.compareTo(MIN_INTERVAL) < 0 || v.compareTo(MAX_INTERVAL) > 0) {
-            entry.problem(key, "must be between 10ms and 10m, got " + v);
-            return defaultValue;
+            entry.problem(key, "must be between 10ms and 10m, got " + format(v));
+            return null;
         }
         return v;
+    }
+
+    /** A duration as a user writes it: {@code 3s}, {@code 250ms}. */
+    static String format(Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
 
     private static String metadataKey(ConfigNode entry, String key, String defaultValue) {
@@ -258,7 +273,8 @@ public record EurekaOptions(
     @Override
     public String toString() {
         return "EurekaOptions{auth=" + (username == null ? "none" : username.describe() + "/" + password.describe())
-                + ", fetchInterval=" + fetchInterval + ", maxBackoff=" + maxBackoff + ", applications=" + applications
+                + ", fetchInterval=" + format(fetchInterval) + ", maxBackoff=" + format(maxBackoff) + ", applications="
+                + applications
                 + ", nonIpAddress=" + nonIpAddress + ", weightKey=" + weightKey + ", zoneKey=" + zoneKey
                 + ", regionKey=" + regionKey + ", hostTemplate=" + hostTemplate + "}";
     }

@@ -120,7 +120,7 @@ public final class EurekaWatcher implements RegistryWatcher {
                 "registry={} type=eureka watching servers={} fetchInterval={} applications={} auth={}",
                 config.name(),
                 servers,
-                options.fetchInterval(),
+                EurekaOptions.format(options.fetchInterval()),
                 options.applications(),
                 options.authenticated() ? options.username().describe() : "none");
     }

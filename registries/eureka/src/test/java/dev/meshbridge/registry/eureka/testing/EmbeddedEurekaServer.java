@@ -103,6 +103,7 @@ public final class EmbeddedEurekaServer implements AutoCloseable {
         private String username;
         private String password;
         private Duration deltaRetention = Duration.ofMinutes(3);
+        private boolean disableDelta;
 
         private Builder() {}
 
@@ -128,6 +129,12 @@ public final class EmbeddedEurekaServer implements AutoCloseable {
             return this;
         }
 
+        /** Refuses deltas ({@code eureka.server.disable-delta}): {@code /apps/delta} answers 403. */
+        public Builder disableDelta() {
+            this.disableDelta = true;
+            return this;
+        }
+
         public EmbeddedEurekaServer start() {
             try {
                 return EmbeddedEurekaServer.start(this);
@@ -138,7 +145,7 @@ public final class EmbeddedEurekaServer implements AutoCloseable {
     }
 
     private static EmbeddedEurekaServer start(Builder b) throws Exception {
-        EurekaServerConfig serverConfig = new TestServerConfig(b.deltaRetention);
+        EurekaServerConfig serverConfig = new TestServerConfig(b.deltaRetention, b.disableDelta);
         EurekaClientConfig clientConfig = new StandaloneClientConfig();
         ServerCodecs codecs = new DefaultServerCodecs(serverConfig);
         EurekaInstanceConfig instanceConfig = new MyDataCenterInstanceConfig();
@@ -271,9 +278,16 @@ public final class EmbeddedEurekaServer implements AutoCloseable {
     /** The server settings listed in the class comment; everything else is Eureka's default. */
     private static final class TestServerConfig extends DefaultEurekaServerConfig {
         private final Duration deltaRetention;
+        private final boolean disableDelta;
 
-        TestServerConfig(Duration deltaRetention) {
+        TestServerConfig(Duration deltaRetention, boolean disableDelta) {
             this.deltaRetention = deltaRetention;
+            this.disableDelta = disableDelta;
+        }
+
+        @Override
+        public boolean shouldDisableDelta() {
+            return disableDelta;
         }
 
         @Override
