@@ -88,7 +88,13 @@ final class ApplicationMapper {
         Map<String, Candidate> byAddressAndPorts = new LinkedHashMap<>();
         for (InstanceInfo instance : instances) {
             String item = app + "/" + instance.getId();
-            Endpoint endpoint = endpoint(item, instance);
+            Endpoint endpoint;
+            try {
+                endpoint = endpoint(item, instance);
+            } catch (IllegalArgumentException e) {
+                status.skipped(item, e.getMessage());
+                continue;
+            }
             if (endpoint == null) continue;
             Candidate candidate = new Candidate(item, updatedAt(instance), endpoint);
             String where = endpoint.address() + endpoint.ports();

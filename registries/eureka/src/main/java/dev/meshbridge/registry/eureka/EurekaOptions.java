@@ -87,24 +87,6 @@ public record EurekaOptions(
         return new Builder();
     }
 
-    /** A builder starting from these options. */
-    public Builder toBuilder() {
-        Builder b = new Builder();
-        b.username = username;
-        b.password = password;
-        b.fetchInterval = fetchInterval;
-        b.maxBackoff = maxBackoff;
-        b.connectTimeout = connectTimeout;
-        b.requestTimeout = requestTimeout;
-        b.applications = applications;
-        b.nonIpAddress = nonIpAddress;
-        b.weightKey = weightKey;
-        b.zoneKey = zoneKey;
-        b.regionKey = regionKey;
-        b.hostTemplate = hostTemplate;
-        return b;
-    }
-
     /** Builds options; starts from the defaults. */
     public static final class Builder {
         private Secret username;

@@ -154,13 +154,14 @@ public final class EurekaWatcher implements RegistryWatcher {
             try {
                 fetch(server, index != current);
                 if (index != current) {
+                    String failed = servers.get(current);
+                    current = index;
                     failovers.incrementAndGet();
                     log.info(
                             "registry={} type=eureka reading from server={} after server={} failed",
                             config.name(),
                             server,
-                            servers.get(current));
-                    current = index;
+                            failed);
                 }
                 backoff.reset();
                 lastSuccessNanos = System.nanoTime();
@@ -268,7 +269,14 @@ public final class EurekaWatcher implements RegistryWatcher {
     private void publish(Set<String> applications) {
         for (String app : applications) {
             if (stopping()) return;
-            ServiceUpsert upsert = service(app);
+            ServiceUpsert upsert;
+            try {
+                upsert = service(app);
+            } catch (RuntimeException e) {
+                // one application the mapping cannot handle must not hold back the others: it keeps its last state
+                status.skipped("application " + app, e.toString());
+                continue;
+            }
             ServiceUpsert previous = published.get(app);
             if (upsert == null) {
                 if (previous != null) {

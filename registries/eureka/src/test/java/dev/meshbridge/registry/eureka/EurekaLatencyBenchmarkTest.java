@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * (uniform over one fetch interval), as they happen in production, not right after a poll.
  */
 @Tag("benchmark")
-class EurekaLatencyBenchmark {
+class EurekaLatencyBenchmarkTest {
 
     private record Expected(Health health, long sentAtNanos, CompletableFuture<Long> seenAtNanos) {}
 
