@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Watches one Eureka cluster: fetches the whole registry once, then deltas on an interval, and sends every
@@ -211,8 +212,9 @@ public final class EurekaWatcher implements RegistryWatcher {
                     return;
                 }
                 hashMismatches.incrementAndGet();
-                log.debug(
-                        "registry={} delta hash mismatch local={} server={}; reading the whole registry",
+                log.info(
+                        "registry={} type=eureka delta does not reconcile (local={} server={}); reading the whole"
+                                + " registry",
                         config.name(),
                         local,
                         delta.getAppsHashCode());
@@ -236,14 +238,16 @@ public final class EurekaWatcher implements RegistryWatcher {
         if (stopping()) return;
         events.accept(new RegistrySynced(config.name(), keys()));
         status.synced();
-        log.info(
-                "registry={} type=eureka read the whole registry from server={}: applications={} instances={}"
-                        + " services={}",
-                config.name(),
-                server,
-                registry.applications().size(),
-                registry.instanceCount(),
-                published.size());
+        // routine for a server that refuses deltas, worth a line otherwise (start, recovery, drift)
+        log.atLevel(deltaRefused.contains(server) ? Level.DEBUG : Level.INFO)
+                .log(
+                        "registry={} type=eureka read the whole registry from server={}: applications={} instances={}"
+                                + " services={}",
+                        config.name(),
+                        server,
+                        registry.applications().size(),
+                        registry.instanceCount(),
+                        published.size());
     }
 
     private String authorization() throws FetchException {
