@@ -63,6 +63,7 @@ public final class ConsulWatcher implements RegistryWatcher {
     /** Excludes Connect sidecar proxies and gateways, whose {@code Kind} is set; typical services have none. */
     static final String TYPICAL_SERVICES_FILTER = "Service.Kind == \"\"";
 
+    private static final String SERVICE_QUERY = "service ";
     private static final Duration INITIAL_BACKOFF = Duration.ofMillis(200);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
     /** A query that returns unchanged faster than this is treated as a misbehaving server and slowed down. */
@@ -244,7 +245,7 @@ public final class ConsulWatcher implements RegistryWatcher {
     }
 
     private void watchService(ServiceWatch watch) {
-        String id = "service " + watch.key.namespace() + "/" + watch.key.name();
+        String id = SERVICE_QUERY + watch.key.namespace() + "/" + watch.key.name();
         Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
         BigInteger index = BigInteger.ZERO;
         while (open() && !watch.stopped) {
@@ -409,8 +410,15 @@ public final class ConsulWatcher implements RegistryWatcher {
         maybeSynced();
     }
 
+    /**
+     * A query failed. The registry shows as disconnected (logged once per outage by the status); the failure is also
+     * counted as an error once per query and episode, except a service query that merely lost the connection (every
+     * service query does in an outage, and the catalog query already reports it).
+     */
     private void failed(String id, String reason, Exception cause) {
-        failing.put(id, reason);
+        boolean first = failing.put(id, reason) == null;
+        boolean http = cause instanceof ConsulException ce && ce.hasCode();
+        if (first && (!id.startsWith(SERVICE_QUERY) || http)) status.error(id + " failed: " + reason, null);
         if (cause instanceof ConsulException ce && ce.getCode() == 403) {
             if (token != null) token.invalidate();
             if (!authErrorLogged) {

@@ -28,7 +28,7 @@ import java.util.function.LongSupplier;
  * service is added, removed or changed (not on health), and each service name has its own index that moves on any
  * change to its instances or to the checks that cover them (service checks and the checks of their nodes), as
  * Consul's state store does. Re-registering an identical service, or a check update that keeps the status, writes
- * nothing. Agent-run checks (TTL, HTTP, TCP) run here too, with Consul's one-second minimum interval.
+ * nothing. A write wakes only the blocking queries whose index it moved. Agent-run checks (TTL, HTTP, TCP) run here too, with Consul's one-second minimum interval.
  */
 final class ConsulTestCatalog implements AutoCloseable {
 
@@ -36,7 +36,9 @@ final class ConsulTestCatalog implements AutoCloseable {
     static final Duration MIN_INTERVAL = Duration.ofSeconds(1);
 
     final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
+    /** One condition per watched thing, so a write wakes only the queries it concerns, as Consul's watch sets do. */
+    private final Map<String, Condition> watches = new java.util.HashMap<>();
+
     private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(2, r -> {
         Thread t = new Thread(r, "consul-test-checks");
         t.setDaemon(true);
@@ -178,8 +180,8 @@ final class ConsulTestCatalog implements AutoCloseable {
         consul.port = 8300;
         consul.createIndex = consul.modifyIndex = idx;
         n.services.put(key(consul.scope(), consul.id), consul);
-        dc.servicesIndex = idx;
-        dc.serviceIndex.put(key(consul.scope(), consul.name), idx);
+        setServicesIndex(dc, idx);
+        setServiceIndex(dc, key(consul.scope(), consul.name), idx);
     }
 
     static String key(String scope, String name) {
@@ -195,8 +197,29 @@ final class ConsulTestCatalog implements AutoCloseable {
         return index;
     }
 
-    private void signal() {
-        changed.signalAll();
+    /** The watch key of a datacenter's {@code services} table ({@code /v1/catalog/services}). */
+    static String servicesWatch(Dc dc) {
+        return "services|" + dc.name;
+    }
+
+    /** The watch key of one service's instances and checks ({@code /v1/health/service/<name>}). */
+    static String serviceWatch(Dc dc, String scopedName) {
+        return "service|" + dc.name + "|" + scopedName;
+    }
+
+    private void setServicesIndex(Dc dc, long idx) {
+        dc.servicesIndex = idx;
+        notify(servicesWatch(dc));
+    }
+
+    private void setServiceIndex(Dc dc, String scopedName, long idx) {
+        dc.serviceIndex.put(scopedName, idx);
+        notify(serviceWatch(dc, scopedName));
+    }
+
+    private void notify(String watch) {
+        Condition c = watches.get(watch);
+        if (c != null) c.signalAll();
     }
 
     // ------------------------------------------------------------------ reads (lock held)
@@ -215,8 +238,14 @@ final class ConsulTestCatalog implements AutoCloseable {
      * Blocks (lock held) until {@code current} moves past {@code clientIndex}, the deadline passes or the server
      * stops; a client index of 0 does not block.
      */
-    void await(LongSupplier current, long clientIndex, long deadlineNanos, java.util.function.BooleanSupplier running)
+    void await(
+            String watch,
+            LongSupplier current,
+            long clientIndex,
+            long deadlineNanos,
+            java.util.function.BooleanSupplier running)
             throws InterruptedException {
+        Condition changed = watches.computeIfAbsent(watch, w -> lock.newCondition());
         while (clientIndex > 0 && current.getAsLong() <= clientIndex && running.getAsBoolean() && !closed) {
             long remaining = deadlineNanos - System.nanoTime();
             if (remaining <= 0) return;
@@ -228,7 +257,7 @@ final class ConsulTestCatalog implements AutoCloseable {
     void wakeAll() {
         lock.lock();
         try {
-            signal();
+            watches.values().forEach(Condition::signalAll);
         } finally {
             lock.unlock();
         }
@@ -254,7 +283,6 @@ final class ConsulTestCatalog implements AutoCloseable {
             if (tagged != null) n.taggedAddresses.putAll(tagged);
             n.createIndex = n.modifyIndex = idx;
             dc.nodes.put(name, n);
-            signal();
         }
         return n;
     }
@@ -278,8 +306,8 @@ final class ConsulTestCatalog implements AutoCloseable {
             svc.createIndex = old == null ? idx : old.createIndex;
             svc.modifyIndex = idx;
             node.services.put(k, svc);
-            dc.servicesIndex = idx;
-            if (old != null && !old.name.equals(svc.name)) dc.serviceIndex.put(key(old.scope(), old.name), idx);
+            setServicesIndex(dc, idx);
+            if (old != null && !old.name.equals(svc.name)) setServiceIndex(dc, key(old.scope(), old.name), idx);
         }
         for (Check c : added) {
             Check existing = node.checks.remove(c.id);
@@ -289,8 +317,7 @@ final class ConsulTestCatalog implements AutoCloseable {
             node.checks.put(c.id, c);
             schedule(dc, node, c);
         }
-        dc.serviceIndex.put(key(svc.scope(), svc.name), idx);
-        signal();
+        setServiceIndex(dc, key(svc.scope(), svc.name), idx);
     }
 
     private static boolean sameCheck(Check a, Check b) {
@@ -312,9 +339,8 @@ final class ConsulTestCatalog implements AutoCloseable {
             if (of && c.task != null) c.task.cancel(false);
             return of;
         });
-        dc.servicesIndex = idx;
-        dc.serviceIndex.put(key(svc.scope(), svc.name), idx);
-        signal();
+        setServicesIndex(dc, idx);
+        setServiceIndex(dc, key(svc.scope(), svc.name), idx);
         return true;
     }
 
@@ -326,7 +352,6 @@ final class ConsulTestCatalog implements AutoCloseable {
         c.createIndex = old == null ? idx : old.createIndex;
         c.modifyIndex = idx;
         touchServicesOf(dc, node, c, idx);
-        signal();
     }
 
     /** Removes a check; false when absent (lock held). */
@@ -336,7 +361,6 @@ final class ConsulTestCatalog implements AutoCloseable {
         if (c.task != null) c.task.cancel(false);
         long idx = next();
         touchServicesOf(dc, node, c, idx);
-        signal();
         return true;
     }
 
@@ -348,9 +372,8 @@ final class ConsulTestCatalog implements AutoCloseable {
         for (Check c : n.checks.values()) {
             if (c.task != null) c.task.cancel(false);
         }
-        for (Svc s : n.services.values()) dc.serviceIndex.put(key(s.scope(), s.name), idx);
-        if (!n.services.isEmpty()) dc.servicesIndex = idx;
-        signal();
+        for (Svc s : n.services.values()) setServiceIndex(dc, key(s.scope(), s.name), idx);
+        if (!n.services.isEmpty()) setServicesIndex(dc, idx);
         return true;
     }
 
@@ -365,12 +388,11 @@ final class ConsulTestCatalog implements AutoCloseable {
         c.output = output == null ? "" : output;
         c.modifyIndex = idx;
         touchServicesOf(dc, node, c, idx);
-        signal();
     }
 
     private void touchServicesOf(Dc dc, Node node, Check c, long idx) {
         for (Svc s : node.services.values()) {
-            if (c.serviceId.isEmpty() || c.serviceId.equals(s.id)) dc.serviceIndex.put(key(s.scope(), s.name), idx);
+            if (c.serviceId.isEmpty() || c.serviceId.equals(s.id)) setServiceIndex(dc, key(s.scope(), s.name), idx);
         }
     }
 
@@ -451,7 +473,7 @@ final class ConsulTestCatalog implements AutoCloseable {
         lock.lock();
         try {
             closed = true;
-            signal();
+            watches.values().forEach(Condition::signalAll);
         } finally {
             lock.unlock();
         }

@@ -68,7 +68,8 @@ import javax.net.ssl.SSLParameters;
  *       nothing); a write without permission gets 403 {@code Permission denied: ...};
  *   <li>datacenters by {@code ?dc=} (an unknown one gets 500 {@code No path to datacenter}); Enterprise namespace and
  *       partition ({@code ns}, {@code partition}, {@code X-Consul-Namespace}, {@code X-Consul-Partition}) scope the
- *       data in Enterprise mode and get Consul CE's 400 otherwise.
+ *       data in Enterprise mode and get Consul CE's 400 otherwise; as in Consul, these 400s come before the datacenter
+ *       is resolved (500) and before the token is (403).
  * </ol>
  *
  * <p>{@link #stop()} takes the listener down (open connections drop, state stays), {@link #restart()} brings it back on
@@ -77,6 +78,13 @@ import javax.net.ssl.SSLParameters;
 public final class ConsulTestServer implements AutoCloseable {
 
     public static final String CONSUL_VERSION = "1.22.0";
+
+    static {
+        // Consul is written in Go, whose sockets disable Nagle's algorithm; without this the JDK server holds back the
+        // tail of larger answers for the client's delayed ACK (some 40 ms), which Consul never does.
+        System.setProperty("sun.net.httpserver.nodelay", "true");
+    }
+
     static final Duration DEFAULT_WAIT = Duration.ofMinutes(5);
     static final Duration MAX_WAIT = Duration.ofMinutes(10);
     static final String ANONYMOUS_ACCESSOR = "00000000-0000-0000-0000-000000000002";
@@ -427,13 +435,13 @@ public final class ConsulTestServer implements AutoCloseable {
         String partition =
                 firstNonEmpty(r.param("partition"), r.header("X-Consul-Partition"), text(body, "Partition", null));
         if (!enterprise) {
-            if (r.param("ns") != null && !r.param("ns").isEmpty()) {
-                throw new HttpError(
-                        400, "Invalid query parameter: \"ns\" - Namespaces are a Consul Enterprise feature");
-            }
             if (r.header("X-Consul-Namespace") != null) {
                 throw new HttpError(
                         400, "Invalid header: \"X-Consul-Namespace\" - Namespaces are a Consul Enterprise feature");
+            }
+            if (r.param("ns") != null && !r.param("ns").isEmpty()) {
+                throw new HttpError(
+                        400, "Invalid query parameter: \"ns\" - Namespaces are a Consul Enterprise feature");
             }
             if (r.header("X-Consul-Partition") != null) {
                 throw new HttpError(
@@ -477,7 +485,7 @@ public final class ConsulTestServer implements AutoCloseable {
      * Runs a read under Consul's blocking contract: waits (lock held) until the index passes the client's or the wait
      * runs out, then answers with the body and the index of the same moment.
      */
-    private Response blocking(Request r, LongSupplier index, Supplier<Object> body) {
+    private Response blocking(Request r, String watch, LongSupplier index, Supplier<Object> body) {
         long clientIndex = 0;
         String idx = r.param("index");
         if (idx != null && !idx.isEmpty()) {
@@ -498,7 +506,7 @@ public final class ConsulTestServer implements AutoCloseable {
         long deadline = System.nanoTime() + wait.toNanos() + jitter;
         catalog.lock.lock();
         try {
-            catalog.await(index, clientIndex, deadline, () -> running);
+            catalog.await(watch, index, clientIndex, deadline, () -> running);
             long current = Math.max(1, index.getAsLong());
             Object value = body.get();
             String consistency = r.flag("stale") ? "stale" : r.flag("consistent") ? "consistent" : "leader";
@@ -517,11 +525,11 @@ public final class ConsulTestServer implements AutoCloseable {
 
     private Response catalogServices(Request r) {
         method(r, "GET");
-        Token t = token(r);
         String scope = scope(r, null);
         Dc dc = datacenter(r, null);
+        Token t = token(r);
         boolean[] filtered = {false};
-        Response res = blocking(r, () -> dc.servicesIndex, () -> {
+        Response res = blocking(r, ConsulTestCatalog.servicesWatch(dc), () -> dc.servicesIndex, () -> {
             Map<String, Set<String>> out = new TreeMap<>();
             for (Node n : dc.nodes.values()) {
                 for (Svc s : n.services.values()) {
@@ -540,82 +548,90 @@ public final class ConsulTestServer implements AutoCloseable {
 
     private Response healthService(Request r, String name) {
         method(r, "GET");
-        Token t = token(r);
         String scope = scope(r, null);
         Dc dc = datacenter(r, null);
+        Token t = token(r);
         List<String> tags = r.query().getOrDefault("tag", List.of());
         boolean passingOnly = r.flag("passing") && !"false".equals(r.param("passing"));
         Predicate<ObjectNode> filter = filter(r.param("filter"));
         boolean readable = t.policy().mayRead(name);
-        Response res = blocking(r, () -> catalog.serviceIndex(dc, scope, name), () -> {
-            ArrayNode out = JSON.createArrayNode();
-            if (!readable) return out;
-            for (Node n : dc.nodes.values()) {
-                for (Svc s : n.services.values()) {
-                    if (!s.name.equals(name) || !s.scope().equals(scope) || !s.tags.containsAll(tags)) continue;
-                    ArrayNode checks = JSON.createArrayNode();
-                    boolean allPassing = true;
-                    for (Check c : n.checks.values()) {
-                        if (!c.serviceId.isEmpty() && !c.serviceId.equals(s.id)) continue;
-                        checks.add(checkJson(n, c, s));
-                        allPassing &= c.status.equals("passing");
+        Response res = blocking(
+                r,
+                ConsulTestCatalog.serviceWatch(dc, ConsulTestCatalog.key(scope, name)),
+                () -> catalog.serviceIndex(dc, scope, name),
+                () -> {
+                    ArrayNode out = JSON.createArrayNode();
+                    if (!readable) return out;
+                    for (Node n : dc.nodes.values()) {
+                        for (Svc s : n.services.values()) {
+                            if (!s.name.equals(name) || !s.scope().equals(scope) || !s.tags.containsAll(tags)) continue;
+                            ArrayNode checks = JSON.createArrayNode();
+                            boolean allPassing = true;
+                            for (Check c : n.checks.values()) {
+                                if (!c.serviceId.isEmpty() && !c.serviceId.equals(s.id)) continue;
+                                checks.add(checkJson(n, c, s));
+                                allPassing &= c.status.equals("passing");
+                            }
+                            if (passingOnly && !allPassing) continue;
+                            ObjectNode entry = JSON.createObjectNode();
+                            entry.set("Node", nodeJson(n));
+                            entry.set("Service", serviceJson(s));
+                            entry.set("Checks", checks);
+                            if (filter.test(entry)) out.add(entry);
+                        }
                     }
-                    if (passingOnly && !allPassing) continue;
-                    ObjectNode entry = JSON.createObjectNode();
-                    entry.set("Node", nodeJson(n));
-                    entry.set("Service", serviceJson(s));
-                    entry.set("Checks", checks);
-                    if (filter.test(entry)) out.add(entry);
-                }
-            }
-            return out;
-        });
+                    return out;
+                });
         return readable ? res : res.header("X-Consul-Results-Filtered-By-ACLs", "true");
     }
 
     private Response catalogService(Request r, String name) {
         method(r, "GET");
-        Token t = token(r);
         String scope = scope(r, null);
         Dc dc = datacenter(r, null);
+        Token t = token(r);
         List<String> tags = r.query().getOrDefault("tag", List.of());
         boolean readable = t.policy().mayRead(name);
-        return blocking(r, () -> catalog.serviceIndex(dc, scope, name), () -> {
-            ArrayNode out = JSON.createArrayNode();
-            if (!readable) return out;
-            for (Node n : dc.nodes.values()) {
-                for (Svc s : n.services.values()) {
-                    if (!s.name.equals(name) || !s.scope().equals(scope) || !s.tags.containsAll(tags)) continue;
-                    ObjectNode o = JSON.createObjectNode();
-                    o.put("ID", n.id);
-                    o.put("Node", n.name);
-                    o.put("Address", n.address);
-                    o.put("Datacenter", n.dc);
-                    o.set("TaggedAddresses", JSON.valueToTree(n.taggedAddresses));
-                    o.set("NodeMeta", JSON.valueToTree(n.meta));
-                    o.put("ServiceKind", s.kind);
-                    o.put("ServiceID", s.id);
-                    o.put("ServiceName", s.name);
-                    o.set("ServiceTags", JSON.valueToTree(s.tags));
-                    o.put("ServiceAddress", s.address);
-                    o.set("ServiceWeights", weights(s));
-                    o.set("ServiceMeta", JSON.valueToTree(s.meta));
-                    o.put("ServicePort", s.port);
-                    o.put("ServiceEnableTagOverride", s.enableTagOverride);
-                    o.set("ServiceProxy", proxy());
-                    o.set("ServiceConnect", JSON.createObjectNode());
-                    o.put("ServicePeerName", "");
-                    if (enterprise) {
-                        o.put("Namespace", s.namespace);
-                        o.put("Partition", s.partition);
+        return blocking(
+                r,
+                ConsulTestCatalog.serviceWatch(dc, ConsulTestCatalog.key(scope, name)),
+                () -> catalog.serviceIndex(dc, scope, name),
+                () -> {
+                    ArrayNode out = JSON.createArrayNode();
+                    if (!readable) return out;
+                    for (Node n : dc.nodes.values()) {
+                        for (Svc s : n.services.values()) {
+                            if (!s.name.equals(name) || !s.scope().equals(scope) || !s.tags.containsAll(tags)) continue;
+                            ObjectNode o = JSON.createObjectNode();
+                            o.put("ID", n.id);
+                            o.put("Node", n.name);
+                            o.put("Address", n.address);
+                            o.put("Datacenter", n.dc);
+                            o.set("TaggedAddresses", JSON.valueToTree(n.taggedAddresses));
+                            o.set("NodeMeta", JSON.valueToTree(n.meta));
+                            o.put("ServiceKind", s.kind);
+                            o.put("ServiceID", s.id);
+                            o.put("ServiceName", s.name);
+                            o.set("ServiceTags", JSON.valueToTree(s.tags));
+                            o.put("ServiceAddress", s.address);
+                            o.set("ServiceWeights", weights(s));
+                            o.set("ServiceMeta", JSON.valueToTree(s.meta));
+                            o.put("ServicePort", s.port);
+                            o.put("ServiceEnableTagOverride", s.enableTagOverride);
+                            o.set("ServiceProxy", proxy());
+                            o.set("ServiceConnect", JSON.createObjectNode());
+                            o.put("ServicePeerName", "");
+                            if (enterprise) {
+                                o.put("Namespace", s.namespace);
+                                o.put("Partition", s.partition);
+                            }
+                            o.put("CreateIndex", s.createIndex);
+                            o.put("ModifyIndex", s.modifyIndex);
+                            out.add(o);
+                        }
                     }
-                    o.put("CreateIndex", s.createIndex);
-                    o.put("ModifyIndex", s.modifyIndex);
-                    out.add(o);
-                }
-            }
-            return out;
-        });
+                    return out;
+                });
     }
 
     private Response agentSelf(Request r) {

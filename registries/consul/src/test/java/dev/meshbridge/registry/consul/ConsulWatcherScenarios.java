@@ -82,7 +82,11 @@ abstract class ConsulWatcherScenarios {
         }
         cleanup.clear();
         catalog.close();
+        afterScenario();
     }
+
+    /** Runs after the watchers are closed and the registrations removed (JUnit runs a subclass's own after-each first). */
+    protected void afterScenario() {}
 
     // ------------------------------------------------------------------ helpers
 

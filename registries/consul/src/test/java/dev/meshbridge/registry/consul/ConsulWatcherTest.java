@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import okhttp3.tls.HandshakeCertificates;
 import okhttp3.tls.HeldCertificate;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.kiwiproject.consul.Consul;
@@ -39,8 +38,8 @@ class ConsulWatcherTest extends ConsulWatcherScenarios {
         env = new TestServerEnvironment();
     }
 
-    @AfterEach
-    void stopServer() {
+    @Override
+    protected void afterScenario() {
         env.close();
     }
 
