@@ -6,7 +6,6 @@ import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.naming.HostTemplate;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -153,9 +152,8 @@ public record ConsulOptions(
         List<String> tags = entry.strings("consulServiceTag");
         List<String> allow = entry.strings("allowServices");
         List<String> deny = entry.has("denyServices") ? entry.strings("denyServices") : d.denyServices();
-        for (String pattern : concat(allow, deny)) {
-            if (pattern.isBlank()) entry.problem("allowServices", "a service pattern is empty");
-        }
+        if (allow.stream().anyMatch(String::isBlank)) entry.problem("allowServices", "a service pattern is empty");
+        if (deny.stream().anyMatch(String::isBlank)) entry.problem("denyServices", "a service pattern is empty");
         Duration wait = entry.duration("consulRefreshInterval", d.blockingWait(), ChronoUnit.NANOS);
         if (wait.compareTo(MIN_WAIT) < 0 || wait.compareTo(MAX_WAIT) > 0) {
             entry.problem(
@@ -201,11 +199,5 @@ public record ConsulOptions(
                 protocol,
                 zoneKey,
                 tls);
-    }
-
-    private static List<String> concat(List<String> a, List<String> b) {
-        List<String> out = new ArrayList<>(a);
-        out.addAll(b);
-        return out;
     }
 }

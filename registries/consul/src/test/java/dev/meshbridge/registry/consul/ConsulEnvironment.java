@@ -11,10 +11,14 @@ interface ConsulEnvironment extends AutoCloseable {
     /** {@code host:port} of the agent in the first datacenter. */
     String address();
 
-    String firstDatacenter();
+    default String firstDatacenter() {
+        return "dc1";
+    }
 
     /** A second datacenter, reachable through {@link #address()} with {@code ?dc=}. */
-    String secondDatacenter();
+    default String secondDatacenter() {
+        return "dc2";
+    }
 
     String managementToken();
 

@@ -405,6 +405,24 @@ public final class ConsulTestServer implements AutoCloseable {
         return answer.get();
     }
 
+    /** Runs {@code body} holding the catalog lock. */
+    private <T> T locked(Supplier<T> body) {
+        catalog.lock.lock();
+        try {
+            return body.get();
+        } finally {
+            catalog.lock.unlock();
+        }
+    }
+
+    /** Runs {@code body} on the local agent's datacenter and node, holding the catalog lock. */
+    private <T> T onAgent(java.util.function.BiFunction<Dc, Node, T> body) {
+        return locked(() -> {
+            Dc dc = catalog.dc(catalog.localDc);
+            return body.apply(dc, dc.nodes.get(catalog.localNode));
+        });
+    }
+
     // ------------------------------------------------------------------ ACL, scope, datacenter
 
     private Token token(Request r) {
@@ -471,12 +489,9 @@ public final class ConsulTestServer implements AutoCloseable {
     }
 
     private List<String> datacenters() {
-        catalog.lock.lock();
-        try {
+        return locked(() -> {
             return List.copyOf(catalog.dcs.keySet());
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     // ------------------------------------------------------------------ blocking reads
@@ -504,9 +519,14 @@ public final class ConsulTestServer implements AutoCloseable {
         }
         long jitter = wait.toNanos() / 16 > 0 ? ThreadLocalRandom.current().nextLong(wait.toNanos() / 16) : 0;
         long deadline = System.nanoTime() + wait.toNanos() + jitter;
-        catalog.lock.lock();
-        try {
-            catalog.await(watch, index, clientIndex, deadline, () -> running);
+        long fromIndex = clientIndex;
+        return locked(() -> {
+            try {
+                catalog.await(watch, index, fromIndex, deadline, () -> running);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HttpError(500, "interrupted");
+            }
             long current = Math.max(1, index.getAsLong());
             Object value = body.get();
             String consistency = r.flag("stale") ? "stale" : r.flag("consistent") ? "consistent" : "leader";
@@ -515,12 +535,7 @@ public final class ConsulTestServer implements AutoCloseable {
                     .header("X-Consul-KnownLeader", "true")
                     .header("X-Consul-LastContact", "0")
                     .header("X-Consul-Effective-Consistency", consistency);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new HttpError(500, "interrupted");
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     private Response catalogServices(Request r) {
@@ -638,8 +653,7 @@ public final class ConsulTestServer implements AutoCloseable {
         method(r, "GET");
         Token t = token(r);
         if (!t.policy().agentRead()) throw denied(t, "agent:read", catalog.localNode);
-        catalog.lock.lock();
-        try {
+        return locked(() -> {
             Node n = catalog.dc(catalog.localDc).nodes.get(catalog.localNode);
             ObjectNode self = JSON.createObjectNode();
             ObjectNode config = self.putObject("Config");
@@ -668,17 +682,14 @@ public final class ConsulTestServer implements AutoCloseable {
             member.put("DelegateCur", 4);
             self.set("Meta", JSON.valueToTree(n.meta));
             return Response.json(self);
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     private Response agentServices(Request r) {
         method(r, "GET");
         Token t = token(r);
         String scope = scope(r, null);
-        catalog.lock.lock();
-        try {
+        return locked(() -> {
             Node n = catalog.dc(catalog.localDc).nodes.get(catalog.localNode);
             ObjectNode out = JSON.createObjectNode();
             for (Svc s : n.services.values()) {
@@ -689,9 +700,7 @@ public final class ConsulTestServer implements AutoCloseable {
                 }
             }
             return Response.json(out);
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     // ------------------------------------------------------------------ writes
@@ -711,14 +720,10 @@ public final class ConsulTestServer implements AutoCloseable {
             int i = 1;
             for (JsonNode c : many) checks.add(check(c, s, "service:" + s.id + ":" + i++));
         }
-        catalog.lock.lock();
-        try {
-            Dc dc = catalog.dc(catalog.localDc);
-            Node node = dc.nodes.get(catalog.localNode);
+        onAgent((dc, node) -> {
             catalog.registerService(dc, node, s, checks);
-        } finally {
-            catalog.lock.unlock();
-        }
+            return null;
+        });
         return Response.text(200, "");
     }
 
@@ -794,10 +799,7 @@ public final class ConsulTestServer implements AutoCloseable {
         method(r, "PUT");
         Token t = token(r);
         String scope = scope(r, null);
-        catalog.lock.lock();
-        try {
-            Dc dc = catalog.dc(catalog.localDc);
-            Node node = dc.nodes.get(catalog.localNode);
+        return onAgent((dc, node) -> {
             Svc s = node.services.get(ConsulTestCatalog.key(scope, id));
             if (s == null) {
                 throw new HttpError(
@@ -808,9 +810,7 @@ public final class ConsulTestServer implements AutoCloseable {
             if (!t.policy().mayWrite(s.name)) throw denied(t, "service:write", s.name);
             catalog.deregisterService(dc, node, scope, id);
             return Response.text(200, "");
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     private Response serviceMaintenance(Request r, String id) {
@@ -819,10 +819,7 @@ public final class ConsulTestServer implements AutoCloseable {
         String scope = scope(r, null);
         String enable = r.param("enable");
         if (enable == null) throw new HttpError(400, "Missing value for enable");
-        catalog.lock.lock();
-        try {
-            Dc dc = catalog.dc(catalog.localDc);
-            Node node = dc.nodes.get(catalog.localNode);
+        return onAgent((dc, node) -> {
             Svc s = node.services.get(ConsulTestCatalog.key(scope, id));
             if (s == null) throw new HttpError(404, "Unknown service ID \"" + id + "\"");
             if (!t.policy().mayWrite(s.name)) throw denied(t, "service:write", s.name);
@@ -845,9 +842,7 @@ public final class ConsulTestServer implements AutoCloseable {
                 catalog.removeCheck(dc, node, checkId);
             }
             return Response.text(200, "");
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     private Response nodeMaintenance(Request r) {
@@ -856,10 +851,7 @@ public final class ConsulTestServer implements AutoCloseable {
         if (!t.policy().mayWrite("")) throw denied(t, "node:write", catalog.localNode);
         String enable = r.param("enable");
         if (enable == null) throw new HttpError(400, "Missing value for enable");
-        catalog.lock.lock();
-        try {
-            Dc dc = catalog.dc(catalog.localDc);
-            Node node = dc.nodes.get(catalog.localNode);
+        return onAgent((dc, node) -> {
             if (Boolean.parseBoolean(enable)) {
                 Check c = new Check();
                 c.id = "_node_maintenance";
@@ -872,9 +864,7 @@ public final class ConsulTestServer implements AutoCloseable {
                 catalog.removeCheck(dc, node, "_node_maintenance");
             }
             return Response.text(200, "");
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     private Response checkTtl(Request r, String state, String checkId) {
@@ -899,10 +889,7 @@ public final class ConsulTestServer implements AutoCloseable {
     }
 
     private Response updateCheck(Token t, String checkId, String status, String output) {
-        catalog.lock.lock();
-        try {
-            Dc dc = catalog.dc(catalog.localDc);
-            Node node = dc.nodes.get(catalog.localNode);
+        return onAgent((dc, node) -> {
             Check c = node.checks.get(checkId);
             if (c == null) {
                 throw new HttpError(
@@ -915,9 +902,7 @@ public final class ConsulTestServer implements AutoCloseable {
             catalog.setStatus(dc, node, c, status, output);
             catalog.armTtl(dc, node, c);
             return Response.text(200, "");
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     private Response catalogRegister(Request r) {
@@ -950,8 +935,7 @@ public final class ConsulTestServer implements AutoCloseable {
             if (s != null && k.serviceId.equals(s.id)) k.serviceName = s.name;
             checks.add(k);
         }
-        catalog.lock.lock();
-        try {
+        return locked(() -> {
             Dc dc = datacenter(r, text(b, "Datacenter", null));
             Node node = catalog.ensureNode(
                     dc,
@@ -972,9 +956,7 @@ public final class ConsulTestServer implements AutoCloseable {
                 }
             }
             return Response.json(true);
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     private Response catalogDeregister(Request r) {
@@ -985,8 +967,7 @@ public final class ConsulTestServer implements AutoCloseable {
         String nodeName = text(b, "Node", "");
         if (nodeName.isEmpty()) throw new HttpError(400, "Must provide node");
         if (!t.policy().mayWrite("")) throw denied(t, "node:write", nodeName);
-        catalog.lock.lock();
-        try {
+        return locked(() -> {
             Dc dc = datacenter(r, text(b, "Datacenter", null));
             Node node = dc.nodes.get(nodeName);
             if (node == null) return Response.json(true);
@@ -1000,9 +981,7 @@ public final class ConsulTestServer implements AutoCloseable {
                 catalog.removeNode(dc, nodeName);
             }
             return Response.json(true);
-        } finally {
-            catalog.lock.unlock();
-        }
+        });
     }
 
     // ------------------------------------------------------------------ JSON rendering

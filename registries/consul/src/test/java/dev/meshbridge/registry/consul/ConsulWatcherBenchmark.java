@@ -30,11 +30,12 @@ import org.kiwiproject.consul.model.agent.ImmutableRegistration;
 import org.kiwiproject.consul.model.agent.Registration;
 
 /**
- * Time from a change in Consul (the registration call returning is not waited for: the clock starts before it is
- * sent) to the catalog a user sees, through the real client, the watcher's blocking queries and the real aggregator,
- * against {@link ConsulTestServer} on loopback. A background of {@value #BACKGROUND} services with two instances each
- * keeps that many blocking queries open. Prints p50, p90, p99 and max per kind of change, with the production
- * coalescing of the aggregator and with none.
+ * Time from a change in Consul to the catalog a user sees: the clock starts before the registration (or check update)
+ * is sent and stops when the aggregator publishes the changed catalog, through the real client, the watcher's blocking
+ * queries and the real aggregator, against {@link ConsulTestServer} on loopback. Background services (200 by default,
+ * two instances each, {@code -Dbench.background}) keep that many blocking queries open; {@code -Dbench.changes} sets
+ * the changes per kind (300). Prints p50, p90, p99 and max per kind of change, with the aggregator's production
+ * coalescing and with none.
  *
  * <p>Run: {@code ./mvnw -q -pl registries/consul -am verify -Dgroups=benchmark -DexcludedGroups=none
  * -Dsurefire.failIfNoSpecifiedTests=false -Dtest=ConsulWatcherBenchmark}

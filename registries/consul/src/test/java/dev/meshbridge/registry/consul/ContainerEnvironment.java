@@ -103,16 +103,6 @@ final class ContainerEnvironment implements ConsulEnvironment {
     }
 
     @Override
-    public String firstDatacenter() {
-        return "dc1";
-    }
-
-    @Override
-    public String secondDatacenter() {
-        return "dc2";
-    }
-
-    @Override
     public String managementToken() {
         return TOKEN;
     }
