@@ -58,7 +58,7 @@ final class NacosHttpApi {
     private final Secret password;
     private final Duration timeout;
     private final Clock clock;
-    private final HttpClient http;
+    private HttpClient http;
 
     private String token;
     private Instant tokenExpiry = Instant.MIN;
@@ -84,10 +84,6 @@ final class NacosHttpApi {
         this.password = password;
         this.timeout = timeout;
         this.clock = clock;
-        this.http = HttpClient.newBuilder()
-                .connectTimeout(timeout)
-                .version(HttpClient.Version.HTTP_1_1)
-                .build();
     }
 
     /** Logs in when credentials are configured and the token is missing or about to expire; no-op otherwise. */
@@ -198,7 +194,7 @@ final class NacosHttpApi {
     }
 
     void close() {
-        http.close();
+        if (http != null) http.close();
     }
 
     private String query(Map<String, String> params) {
@@ -235,6 +231,12 @@ final class NacosHttpApi {
 
     /** Sends to the last address that worked, then to the others in turn when one cannot be reached. */
     private Response send(String method, String pathAndQuery, String form) throws IOException, InterruptedException {
+        if (http == null) {
+            http = HttpClient.newBuilder()
+                    .connectTimeout(timeout)
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .build();
+        }
         IOException last = null;
         for (int i = 0; i < addresses.size(); i++) {
             int index = (preferred + i) % addresses.size();

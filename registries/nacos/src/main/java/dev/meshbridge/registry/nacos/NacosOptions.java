@@ -171,20 +171,12 @@ public record NacosOptions(
         for (String p : allow) if (p.isEmpty()) entry.problem("serviceAllowlist", "patterns must not be empty");
         for (String p : deny) if (p.isEmpty()) entry.problem("serviceDenylist", "patterns must not be empty");
 
-        Secret username = entry.secret("nacosUsername").orElse(null);
-        Secret password = entry.secret("nacosPassword").orElse(null);
-        if ((username == null) != (password == null)) {
-            entry.problem(
-                    username == null ? "nacosPassword" : "nacosUsername",
-                    "give nacosUsername and nacosPassword together");
-        }
-        Secret accessKey = entry.secret("nacosAccessKey").orElse(null);
-        Secret secretKey = entry.secret("nacosSecretKey").orElse(null);
-        if ((accessKey == null) != (secretKey == null)) {
-            entry.problem(
-                    accessKey == null ? "nacosSecretKey" : "nacosAccessKey",
-                    "give nacosAccessKey and nacosSecretKey together");
-        }
+        Secret[] credentials = secretPair(entry, "nacosUsername", "nacosPassword");
+        Secret username = credentials[0];
+        Secret password = credentials[1];
+        Secret[] keys = secretPair(entry, "nacosAccessKey", "nacosSecretKey");
+        Secret accessKey = keys[0];
+        Secret secretKey = keys[1];
 
         String contextPath = normalizeContextPath(entry.string("nacosContextPath", DEFAULT_CONTEXT_PATH));
         AddressServer addressServer = null;
@@ -228,6 +220,17 @@ public record NacosOptions(
                 hostTemplate,
                 dubboInterface,
                 dubboApplication);
+    }
+
+    /** Two secrets that go together: both or neither. */
+    private static Secret[] secretPair(ConfigNode entry, String first, String second) {
+        Secret a = entry.secret(first).orElse(null);
+        Secret b = entry.secret(second).orElse(null);
+        if ((a == null) != (b == null)) {
+            entry.problem(a == null ? second : first, "give " + first + " and " + second + " together");
+            return new Secret[2];
+        }
+        return new Secret[] {a, b};
     }
 
     private static HostTemplate template(

@@ -41,6 +41,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -359,6 +360,14 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     private void apply(Tracked t, List<Instance> instances) {
+        if (instances.isEmpty()) {
+            // no instance left to tell the service's kind: it keeps its host, so an empty-service grace applies to it
+            if (t.hasEndpoints()) {
+                t.last = new ServiceUpsert(t.key, t.last.host(), t.last.ports(), List.of(), t.last.labels());
+                emit(t.last);
+            }
+            return;
+        }
         NacosServiceMapper.Result r = mapper.map(t.key, instances);
         for (NacosServiceMapper.Skip s : r.skipped()) status.skipped(s.item(), s.reason());
         r.droppedLabels().forEach(status::droppedLabels);
@@ -597,7 +606,7 @@ public final class NacosWatcher implements RegistryWatcher {
         }
 
         @Override
-        public java.util.concurrent.Executor getExecutor() {
+        public Executor getExecutor() {
             return null;
         }
 

@@ -18,7 +18,9 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.testing.RecordingSink;
 import dev.meshbridge.core.testing.TestCatalog;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -41,6 +43,9 @@ abstract class NacosScenarios {
     interface ServerHandle extends AutoCloseable {
         /** {@code host:port} of the main (HTTP) port; gRPC is on port + 1000. */
         String address();
+
+        /** Creates a namespace (servers may refuse unknown namespaces). */
+        void createNamespace(String id);
 
         /** Whether the server pushes new services (Nacos 3 fuzzy watch). */
         boolean pushesNewServices();
@@ -65,6 +70,9 @@ abstract class NacosScenarios {
 
     protected TestCatalog catalog;
     protected RegistryStatus status;
+    /** Every event the current watcher sent, in order (they also go to the catalog). */
+    protected RecordingSink events;
+
     private final List<AutoCloseable> cleanup = Collections.synchronizedList(new ArrayList<>());
     /** A suffix that makes this test's names unique on a shared server. */
     protected String id;
@@ -79,6 +87,7 @@ abstract class NacosScenarios {
     void tearDownScenario() throws Exception {
         List<AutoCloseable> all = new ArrayList<>(cleanup);
         Collections.reverse(all);
+        cleanup.clear();
         for (AutoCloseable c : all) c.close();
         catalog.close();
     }
@@ -92,7 +101,16 @@ abstract class NacosScenarios {
 
     protected NacosWatcher watchAt(String address, String... fields) {
         RegistryConfig config = NacosTestSupport.config("nacos-" + id, address, fields);
-        WatcherContext context = catalog.context(config);
+        WatcherContext forCatalog = catalog.context(config);
+        RecordingSink recorder = new RecordingSink();
+        events = recorder;
+        WatcherContext context = new WatcherContext(
+                config,
+                e -> {
+                    recorder.accept(e);
+                    forCatalog.events().accept(e);
+                },
+                forCatalog.status());
         status = context.status();
         NacosWatcher watcher = new NacosWatcher(config, context);
         closeAfterTest(watcher);
@@ -111,6 +129,13 @@ abstract class NacosScenarios {
     protected NamingService registrant(String address, String namespace, String user, String pass) throws Exception {
         NamingService n = NacosTestSupport.registrant(address, namespace, user, pass);
         closeAfterTest(() -> NacosTestSupport.shutDown(n));
+        return n;
+    }
+
+    /** An application in the public namespace that registers one instance of {@code service}. */
+    protected NamingService app(String service, Instance instance) throws Exception {
+        NamingService n = registrant("public");
+        n.registerInstance(service, instance);
         return n;
     }
 
@@ -141,6 +166,8 @@ abstract class NacosScenarios {
     void namespacesAndGroups_onlyTheWatchedOnesAppear() throws Exception {
         String dev = "dev-" + id;
         String other = "other-" + id;
+        server().createNamespace(dev);
+        server().createNamespace(other);
         registrant("public").registerInstance("orders-" + id, "DEFAULT_GROUP", springCloudInstance("10.1.0.1", 8080));
         registrant(dev).registerInstance("pay-" + id, "TRADE_GROUP", springCloudInstance("10.1.0.2", 8081));
         registrant(dev).registerInstance("hidden-" + id, "OTHER_GROUP", springCloudInstance("10.1.0.3", 8082));
@@ -167,6 +194,7 @@ abstract class NacosScenarios {
     @Test
     void allNamespacesAndAllGroups_includeNamespacesCreatedLater() throws Exception {
         String first = "ns1-" + id;
+        server().createNamespace(first);
         registrant(first).registerInstance("a-" + id, "G1", springCloudInstance("10.2.0.1", 8080));
         registrant("public").registerInstance("b-" + id, "G2", springCloudInstance("10.2.0.2", 8080));
 
@@ -176,6 +204,7 @@ abstract class NacosScenarios {
         catalog.awaitService(host("b-" + id, "G2", "public"));
 
         String later = "ns2-" + id;
+        server().createNamespace(later);
         registrant(later).registerInstance("c-" + id, "G3", springCloudInstance("10.2.0.3", 8080));
         MeshService c = catalog.awaitService(host("c-" + id, "G3", later));
         assertThat(addresses(c)).containsExactly("10.2.0.3");
@@ -202,36 +231,34 @@ abstract class NacosScenarios {
         NamingService app = registrant("public");
         app.registerInstance("first-" + id, springCloudInstance("10.4.0.1", 8080));
         // the refresh is far longer than the wait: only the server's push can bring the new service in time
-        watch("nacosRefreshInterval: 10m");
-        catalog.awaitService(host("first-" + id, "DEFAULT_GROUP", "public"));
-
-        registrant("public").registerInstance("second-" + id, springCloudInstance("10.4.0.2", 8080));
-        MeshService second = catalog.awaitService(host("second-" + id, "DEFAULT_GROUP", "public"));
-        assertThat(addresses(second)).containsExactly("10.4.0.2");
+        assertTheNextNewServiceAppears("10.4.0.2", "nacosRefreshInterval: 10m");
     }
 
     @Test
     void newService_isFoundByTheRefresh_withoutPushes() throws Exception {
         registrant("public").registerInstance("first-" + id, springCloudInstance("10.5.0.1", 8080));
-        watch("nacosRefreshInterval: 300ms", "nacosFuzzyWatch: false");
+        assertTheNextNewServiceAppears("10.5.0.2", "nacosRefreshInterval: 300ms", "nacosFuzzyWatch: false");
+    }
+
+    /** Watches with {@code fields} until {@code first-<id>} is in, then registers {@code second-<id>} and awaits it. */
+    private void assertTheNextNewServiceAppears(String address, String... fields) throws Exception {
+        watch(fields);
         catalog.awaitService(host("first-" + id, "DEFAULT_GROUP", "public"));
 
-        registrant("public").registerInstance("second-" + id, springCloudInstance("10.5.0.2", 8080));
+        registrant("public").registerInstance("second-" + id, springCloudInstance(address, 8080));
         MeshService second = catalog.awaitService(host("second-" + id, "DEFAULT_GROUP", "public"));
-        assertThat(addresses(second)).containsExactly("10.5.0.2");
+        assertThat(addresses(second)).containsExactly(address);
     }
 
     @Test
     void instancesUpAndDown_followRegistrationsAndConnections() throws Exception {
         String svc = "orders-" + id;
         String h = host(svc, "DEFAULT_GROUP", "public");
-        NamingService one = registrant("public");
-        one.registerInstance(svc, springCloudInstance("10.6.0.1", 8080));
+        NamingService one = app(svc, springCloudInstance("10.6.0.1", 8080));
         watch("nacosRefreshInterval: 200ms");
         catalog.awaitService(h, s -> addresses(s).equals(List.of("10.6.0.1")));
 
-        NamingService two = registrant("public");
-        two.registerInstance(svc, springCloudInstance("10.6.0.2", 8080));
+        NamingService two = app(svc, springCloudInstance("10.6.0.2", 8080));
         catalog.awaitService(h, s -> addresses(s).equals(List.of("10.6.0.1", "10.6.0.2")));
 
         // an ephemeral instance dies with its application's connection
@@ -246,8 +273,7 @@ abstract class NacosScenarios {
     void disabledInstance_getsNoTraffic() throws Exception {
         String svc = "orders-" + id;
         String h = host(svc, "DEFAULT_GROUP", "public");
-        NamingService one = registrant("public");
-        one.registerInstance(svc, springCloudInstance("10.7.0.1", 8080));
+        NamingService one = app(svc, springCloudInstance("10.7.0.1", 8080));
         NamingService two = registrant("public");
         Instance second = springCloudInstance("10.7.0.2", 8080);
         two.registerInstance(svc, second);
@@ -280,10 +306,8 @@ abstract class NacosScenarios {
     void weights_keepTheirProportions_includingFractions() throws Exception {
         String svc = "orders-" + id;
         String h = host(svc, "DEFAULT_GROUP", "public");
-        NamingService one = registrant("public");
-        one.registerInstance(svc, springCloudInstance("10.9.0.1", 8080, 1.0, Map.of()));
-        NamingService two = registrant("public");
-        two.registerInstance(svc, springCloudInstance("10.9.0.2", 8080, 0.5, Map.of()));
+        NamingService one = app(svc, springCloudInstance("10.9.0.1", 8080, 1.0, Map.of()));
+        NamingService two = app(svc, springCloudInstance("10.9.0.2", 8080, 0.5, Map.of()));
         watch("nacosRefreshInterval: 200ms");
 
         catalog.awaitService(h, s -> weights(s).equals(Map.of("10.9.0.1", 100, "10.9.0.2", 50)));
@@ -374,6 +398,25 @@ abstract class NacosScenarios {
     }
 
     @Test
+    void emptyService_underKeepPolicy_keepsItsLastEndpoints() throws Exception {
+        String application = "kept-" + id;
+        String endpoints = "[{\"port\":20880,\"protocol\":\"dubbo\"}]";
+        NamingService provider = app(application, dubboApplicationInstance("10.16.0.1", 20880, endpoints, "r1"));
+        watch("nacosRefreshInterval: 200ms", "emptyServicePolicy: keep", "emptyServiceGrace: 10m");
+        catalog.awaitService(application + ".dubbo");
+
+        provider.deregisterInstance(application, "10.16.0.1", 20880);
+
+        // the watcher sends the empty list under the service's own host...
+        events.awaitEvent(e -> e instanceof ServiceUpsert u
+                && u.key().name().equals(application)
+                && u.endpoints().isEmpty()
+                && u.host().equals(application + ".dubbo"));
+        // ...and the catalog keeps serving the last endpoints for the grace period
+        assertThat(addresses(catalog.service(application + ".dubbo"))).containsExactly("10.16.0.1");
+    }
+
+    @Test
     void malformedInstance_isSkippedAndReported_othersStay() throws Exception {
         String app = "broken-" + id;
         registrant("public")
@@ -395,8 +438,7 @@ abstract class NacosScenarios {
         String stays = "stays-" + id;
         String leaves = "leaves-" + id;
         registrant("public").registerInstance(stays, springCloudInstance("10.14.0.1", 8080));
-        NamingService leaving = registrant("public");
-        leaving.registerInstance(leaves, springCloudInstance("10.14.0.2", 8080));
+        NamingService leaving = app(leaves, springCloudInstance("10.14.0.2", 8080));
         watch("nacosRefreshInterval: 200ms");
         catalog.awaitService(host(stays, "DEFAULT_GROUP", "public"));
         catalog.awaitService(host(leaves, "DEFAULT_GROUP", "public"));

@@ -395,7 +395,8 @@ public final class NacosTestServer implements AutoCloseable {
         }
     }
 
-    private static int freePortPair() {
+    /** A free port {@code p} whose {@code p + 1000} is free too (the gRPC port nacos-client derives). */
+    static int freePortPair() {
         for (int attempt = 0; attempt < 50; attempt++) {
             int p;
             try (ServerSocket s = new ServerSocket(0)) {

@@ -46,6 +46,11 @@ abstract class NacosTestServerScenarios extends NacosScenarios {
             }
 
             @Override
+            public void createNamespace(String id) {
+                s.createNamespace(id);
+            }
+
+            @Override
             public boolean pushesNewServices() {
                 return s.version() == NacosTestServer.Version.V3_1_1;
             }
