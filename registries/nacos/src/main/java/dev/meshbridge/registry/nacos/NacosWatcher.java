@@ -164,7 +164,7 @@ public final class NacosWatcher implements RegistryWatcher {
     @Override
     public void start() {
         if (!lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED)) {
-            throw new IllegalStateException("Nacos watcher " + registry + " was already started");
+            throw new IllegalStateException("Nacos watcher " + registry + " was already started or closed");
         }
         // nacos-client would otherwise install its own logback/log4j2 configuration and write log files
         if (System.getProperty(NACOS_DEFAULT_LOGGING) == null) System.setProperty(NACOS_DEFAULT_LOGGING, "false");
@@ -321,7 +321,8 @@ public final class NacosWatcher implements RegistryWatcher {
                         long before = subscription.events.get();
                         try {
                             client.subscribe(key.name(), key.group(), subscription);
-                            List<Instance> now = client.getAllInstances(key.name(), key.group(), List.of(), true);
+                            List<Instance> now =
+                                    List.copyOf(client.getAllInstances(key.name(), key.group(), List.of(), true));
                             post(() -> onSubscribed(t, before, now));
                         } catch (NacosException | RuntimeException e) {
                             post(() -> onSubscribeFailed(t, reason(e)));

@@ -4,6 +4,7 @@ import static dev.meshbridge.registry.nacos.NacosTestSupport.springCloudInstance
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.alibaba.nacos.api.naming.NamingService;
+import com.alibaba.nacos.api.naming.pojo.Instance;
 import dev.meshbridge.core.aggregate.SnapshotListener;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.model.Endpoint;
@@ -13,6 +14,9 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Tag;
@@ -52,8 +56,10 @@ class NacosLatencyBenchmark {
 
     @Test
     void registrationToCatalog() throws Exception {
-        measureChanges(NacosTestServer.Version.V3_1_1, Duration.ZERO, CHANGES);
-        measureChanges(NacosTestServer.Version.V2_5_1, Duration.ZERO, CHANGES);
+        for (int r = 0; r < Integer.getInteger("bench.rounds", 1); r++) {
+            measureChanges(NacosTestServer.Version.V3_1_1, Duration.ZERO, CHANGES);
+            measureChanges(NacosTestServer.Version.V2_5_1, Duration.ZERO, CHANGES);
+        }
         measureChanges(NacosTestServer.Version.V3_1_1, Duration.ofMillis(500), 40);
     }
 
@@ -80,7 +86,8 @@ class NacosLatencyBenchmark {
             TestCatalog catalog = new TestCatalog();
             Probe probe = new Probe();
             catalog.aggregator().subscribe(probe).get(5, TimeUnit.SECONDS);
-            NamingService app = NacosTestSupport.registrant(server.address(), "public", null, null);
+            NamingService app =
+                    NacosTestSupport.registrant(server.address(), "public", null, null, Duration.ofHours(1));
             app.registerInstance(seed, springCloudInstance("10.0.0.1", 8080, 1.0, Map.of()));
             RegistryConfig config = NacosTestSupport.config("bench", server.address(), fields);
             NacosWatcher watcher = new NacosWatcher(config, catalog.context(config));
@@ -115,7 +122,15 @@ class NacosLatencyBenchmark {
                 long t0 = System.nanoTime();
                 b.app().registerInstance("orders", springCloudInstance("10.0.0.1", 8080, w, Map.of()));
                 long t1 = System.nanoTime();
-                long done = seen.get(10, TimeUnit.SECONDS);
+                long done;
+                try {
+                    done = seen.get(10, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new AssertionError("change " + i + " to weight " + expected + " not seen; catalog: "
+                            + b.catalog().snapshot().service(host) + "; server: "
+                            + b.server().instances("public", "DEFAULT_GROUP", "orders") + "; status "
+                            + b.watcher());
+                }
                 if (i >= 0) {
                     nanos[i] = done - t0;
                     rpc[i] = t1 - t0;
@@ -130,14 +145,29 @@ class NacosLatencyBenchmark {
             throws Exception {
         try (Bench b = Bench.start(version, pushDelay, "seed", refresh)) {
             long[] nanos = new long[NEW_SERVICES];
-            for (int i = -3; i < NEW_SERVICES; i++) {
-                String name = "new-" + (i + 3);
-                String host = name + ".default-group.public.nacos";
-                CompletableFuture<Long> seen = b.probe().await(s -> s.containsKey(host));
-                long t0 = System.nanoTime();
-                b.app().registerInstance(name, springCloudInstance("10.0.1." + (i + 4), 8080));
-                long done = seen.get(30, TimeUnit.SECONDS);
-                if (i >= 0) nanos[i] = done - t0;
+            ScheduledExecutorService arrivals = Executors.newSingleThreadScheduledExecutor();
+            try {
+                for (int i = -3; i < NEW_SERVICES; i++) {
+                    String name = "new-" + (i + 3);
+                    String host = name + ".default-group.public.nacos";
+                    CompletableFuture<Long> seen = b.probe().await(s -> s.containsKey(host));
+                    Instance instance = springCloudInstance("10.0.1." + (i + 4), 8080);
+                    // a registration arrives at a random moment of the refresh cycle, as it does in production
+                    long offset = ThreadLocalRandom.current().nextLong(1_000);
+                    long t0 = arrivals.schedule(
+                                    () -> {
+                                        long start = System.nanoTime();
+                                        b.app().registerInstance(name, instance);
+                                        return start;
+                                    },
+                                    offset,
+                                    TimeUnit.MILLISECONDS)
+                            .get(10, TimeUnit.SECONDS);
+                    long done = seen.get(30, TimeUnit.SECONDS);
+                    if (i >= 0) nanos[i] = done - t0;
+                }
+            } finally {
+                arrivals.shutdownNow();
             }
             print("new service -> catalog, " + label(version, pushDelay) + ", " + refresh, nanos);
             assertThat(b.catalog().snapshot().services()).hasSizeGreaterThan(NEW_SERVICES);

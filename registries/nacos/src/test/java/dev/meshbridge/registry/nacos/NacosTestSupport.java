@@ -12,6 +12,7 @@ import dev.meshbridge.core.config.RegistriesConfig;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.dubbo.DubboUrl;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +51,18 @@ final class NacosTestSupport {
      */
     static NamingService registrant(String address, String namespace, String username, String password)
             throws NacosException {
+        return registrant(address, namespace, username, password, null);
+    }
+
+    /**
+     * As {@link #registrant(String, String, String, String)}, with nacos-client's redo period ({@code redoDelayTime},
+     * 3 s by default) changed. The redo task re-sends a registration that is still in flight; a benchmark that
+     * re-registers hundreds of times in a row sets it long, so that a re-sent older registration cannot overtake a
+     * newer one.
+     */
+    static NamingService registrant(
+            String address, String namespace, String username, String password, Duration redoDelay)
+            throws NacosException {
         Properties p = new Properties();
         p.setProperty(PropertyKeyConst.SERVER_ADDR, address);
         p.setProperty(PropertyKeyConst.NAMESPACE, namespace);
@@ -58,7 +71,7 @@ final class NacosTestSupport {
                 "JM.SNAPSHOT.PATH",
                 Path.of("target", "nacos-registrants").toAbsolutePath().toString());
         p.setProperty(PropertyKeyConst.ENABLE_CLIENT_METRICS, "false");
-        p.setProperty(PropertyKeyConst.REDO_DELAY_TIME, "500");
+        if (redoDelay != null) p.setProperty(PropertyKeyConst.REDO_DELAY_TIME, Long.toString(redoDelay.toMillis()));
         if (username != null) {
             p.setProperty(PropertyKeyConst.USERNAME, username);
             p.setProperty(PropertyKeyConst.PASSWORD, password);
