@@ -519,7 +519,7 @@ public final class NacosWatcher implements RegistryWatcher {
         return created;
     }
 
-    Properties clientProperties(String namespace) {
+    private Properties clientProperties(String namespace) {
         Properties p = new Properties();
         p.setProperty(PropertyKeyConst.SERVER_ADDR, String.join(",", config.addresses()));
         p.setProperty(PropertyKeyConst.NAMESPACE, namespace);
