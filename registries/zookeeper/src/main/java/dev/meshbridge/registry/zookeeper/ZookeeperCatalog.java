@@ -438,28 +438,37 @@ final class ZookeeperCatalog {
         for (Leaf l : c.instances.values()) {
             if (l instanceof Leaf.Instance i) (i.dubboApplication() ? dubbo : spring).add(i);
         }
-        if (!dubbo.isEmpty()) {
-            ServiceKey key = new ServiceKey(
-                    ZookeeperWatcherProvider.TYPE, config.name(), DUBBO_APP_NS + c.root.path, "", c.name, "");
-            ServiceUpsert u = instancesUpsert(
-                    key,
-                    dubbo,
-                    options.dubboApplicationHost(),
-                    Map.of("application", c.name, "registry", config.name()),
-                    Map.of("dubbo.application", c.name));
-            if (u != null) out.put(key, u);
-        }
-        if (!spring.isEmpty()) {
-            ServiceKey key = new ServiceKey(
-                    ZookeeperWatcherProvider.TYPE, config.name(), SPRING_NS + c.root.path, "", c.name, "");
-            ServiceUpsert u = instancesUpsert(
-                    key,
-                    spring,
-                    options.springCloudHost(),
-                    Map.of("service", c.name, "root", c.root.path.substring(1), "registry", config.name()),
-                    Map.of());
-            if (u != null) out.put(key, u);
-        }
+        putInstances(
+                out,
+                c,
+                DUBBO_APP_NS,
+                dubbo,
+                options.dubboApplicationHost(),
+                Map.of("application", c.name, "registry", config.name()),
+                Map.of("dubbo.application", c.name));
+        putInstances(
+                out,
+                c,
+                SPRING_NS,
+                spring,
+                options.springCloudHost(),
+                Map.of("service", c.name, "root", c.root.path.substring(1), "registry", config.name()),
+                Map.of());
+    }
+
+    private void putInstances(
+            Map<ServiceKey, ServiceUpsert> out,
+            Child c,
+            String layout,
+            List<Leaf.Instance> instances,
+            HostTemplate template,
+            Map<String, String> vars,
+            Map<String, String> labels) {
+        if (instances.isEmpty()) return;
+        ServiceKey key =
+                new ServiceKey(ZookeeperWatcherProvider.TYPE, config.name(), layout + c.root.path, "", c.name, "");
+        ServiceUpsert u = instancesUpsert(key, instances, template, vars, labels);
+        if (u != null) out.put(key, u);
     }
 
     /**

@@ -82,51 +82,6 @@ public record ZookeeperOptions(
                 springCloudTemplate(null));
     }
 
-    /** The same options with other roots. */
-    public ZookeeperOptions withServicesPaths(List<String> paths) {
-        return new ZookeeperOptions(
-                paths,
-                chroot,
-                username,
-                password,
-                sessionTimeout,
-                connectionTimeout,
-                maxResponseBytes,
-                dubboInterfaceHost,
-                dubboApplicationHost,
-                springCloudHost);
-    }
-
-    /** The same options with other timeouts. */
-    public ZookeeperOptions withTimeouts(Duration session, Duration connection) {
-        return new ZookeeperOptions(
-                servicesPaths,
-                chroot,
-                username,
-                password,
-                session,
-                connection,
-                maxResponseBytes,
-                dubboInterfaceHost,
-                dubboApplicationHost,
-                springCloudHost);
-    }
-
-    /** The same options with a chroot and digest credentials. */
-    public ZookeeperOptions withChrootAndAuth(String chroot, String username, Secret password) {
-        return new ZookeeperOptions(
-                servicesPaths,
-                chroot,
-                username,
-                password,
-                sessionTimeout,
-                connectionTimeout,
-                maxResponseBytes,
-                dubboInterfaceHost,
-                dubboApplicationHost,
-                springCloudHost);
-    }
-
     public static HostTemplate springCloudTemplate(String template) {
         return HostTemplate.parse(template == null ? DEFAULT_SPRING_CLOUD_TEMPLATE : template, SPRING_CLOUD_VARIABLES);
     }
@@ -176,11 +131,11 @@ public record ZookeeperOptions(
             entry.problem("username", "a digest user name cannot contain ':'");
         }
         if (username != null && username.isBlank()) entry.problem("username", "must not be empty");
-        if (username != null && password.isEmpty()) {
-            entry.problem("password", "required with username (digest authentication)");
+        if (username != null && password.isEmpty() && !entry.has("password")) {
+            entry.problem("username", "digest authentication needs a password too: add password");
         }
         if (username == null && password.isPresent()) {
-            entry.problem("username", "required with password (digest authentication)");
+            entry.problem("password", "digest authentication needs a username too: add username");
         }
         boolean auth = username != null && !username.isBlank() && password.isPresent();
 
