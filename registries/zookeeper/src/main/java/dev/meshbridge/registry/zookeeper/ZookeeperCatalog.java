@@ -31,6 +31,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.apache.zookeeper.Watcher.Event.EventType;
 
 /**
@@ -79,6 +80,9 @@ final class ZookeeperCatalog {
 
     private record MappingRef(String root, String iface) {}
 
+    /** An instance whose znode is gone, kept until its re-registration window is over. */
+    private record Departure(Child child, String id) {}
+
     private static final class Root {
         final String path;
         final Map<String, Child> children = new HashMap<>();
@@ -92,7 +96,6 @@ final class ZookeeperCatalog {
         final Root root;
         final String name;
         final Kind kind;
-        boolean hasProvidersNode;
         Map<NameKey, Leaf> providers = new HashMap<>();
         final Map<String, Leaf> instances = new HashMap<>();
         final Map<String, List<String>> mappings = new HashMap<>();
@@ -116,11 +119,16 @@ final class ZookeeperCatalog {
     private final Set<Child> dirty = new LinkedHashSet<>();
     private final Set<MappingRef> dirtyMappings = new LinkedHashSet<>();
     private final Map<ServiceKey, ServiceUpsert> sent = new HashMap<>();
+    private final Map<Departure, Long> departing = new LinkedHashMap<>();
+    private final long reregistrationNanos;
+    private final LongSupplier nanoTime;
 
-    ZookeeperCatalog(RegistryConfig config, ZookeeperOptions options, RegistryStatus status) {
+    ZookeeperCatalog(RegistryConfig config, ZookeeperOptions options, RegistryStatus status, LongSupplier nanoTime) {
         this.config = config;
         this.options = options;
         this.status = status;
+        this.nanoTime = nanoTime;
+        this.reregistrationNanos = options.reregistrationWindow().toNanos();
         this.parser = new LeafParser(status);
         for (String r : options.servicesPaths()) roots.put(r, new Root(r));
         try {
@@ -167,14 +175,16 @@ final class ZookeeperCatalog {
             return;
         }
         if (present.contains(PROVIDERS)) {
-            c.hasProvidersNode = true;
             next.accept(ZnodeRead.listProviders(rootPath, name));
         } else {
             providersGone(rootPath, name);
         }
-        if (c.instances.keySet().removeIf(id -> !present.contains(id))) markDirty(c);
+        for (String id : List.copyOf(c.instances.keySet())) {
+            if (!present.contains(id)) instanceGone(c, id);
+        }
         for (String id : names) {
             if (DUBBO_CATEGORIES.contains(id)) continue;
+            instanceBack(c, id);
             c.instances.putIfAbsent(id, Leaf.Unusable.PENDING);
             next.accept(ZnodeRead.readInstance(rootPath, name, id));
         }
@@ -191,7 +201,6 @@ final class ZookeeperCatalog {
     void providersListed(String rootPath, String name, List<String> names) {
         Child c = child(roots.get(rootPath), name);
         if (c == null || c.kind != Kind.SERVICE) return;
-        c.hasProvidersNode = true;
         Map<NameKey, Leaf> fresh = HashMap.newHashMap(names.size());
         String dir = providersPath(c);
         for (String n : names) {
@@ -208,7 +217,6 @@ final class ZookeeperCatalog {
     void providersGone(String rootPath, String name) {
         Child c = roots.get(rootPath).children.get(name);
         if (c == null) return;
-        c.hasProvidersNode = false;
         if (!c.providers.isEmpty()) {
             c.providers = new HashMap<>();
             markDirty(c);
@@ -223,11 +231,12 @@ final class ZookeeperCatalog {
         Root root = roots.get(rootPath);
         if (data == null) {
             Child c = root.children.get(name);
-            if (c != null && c.instances.remove(id) != null) markDirty(c);
+            if (c != null) instanceGone(c, id);
             return;
         }
         Child c = child(root, name);
         if (c == null || c.kind != Kind.SERVICE) return;
+        instanceBack(c, id);
         Leaf leaf = parser.instance(ZnodeRead.join(ZnodeRead.join(rootPath, name), id), data);
         Leaf old = c.instances.get(id);
         // garbage written over a good instance does not take it away: the last good value stays
@@ -255,6 +264,50 @@ final class ZookeeperCatalog {
                 mappingsByApp.computeIfAbsent(app, a -> new HashSet<>()).add(ref);
         }
         dirtyMappings.add(ref);
+    }
+
+    // ------------------------------------------------------------------ departing instances
+
+    /**
+     * An x-discovery instance znode is gone. A good instance stays for the re-registration window (curator x-discovery
+     * deletes and re-creates every instance after each reconnect of its client); any other leaves at once.
+     */
+    private void instanceGone(Child c, String id) {
+        Leaf old = c.instances.get(id);
+        if (old == null) return;
+        if (old instanceof Leaf.Instance && reregistrationNanos > 0) {
+            departing.putIfAbsent(new Departure(c, id), nanoTime.getAsLong() + reregistrationNanos);
+            return;
+        }
+        c.instances.remove(id);
+        departing.remove(new Departure(c, id));
+        markDirty(c);
+    }
+
+    /** The instance znode exists (again). */
+    private void instanceBack(Child c, String id) {
+        if (!departing.isEmpty()) departing.remove(new Departure(c, id));
+    }
+
+    /**
+     * Removes the departing instances whose window is over.
+     *
+     * @return nanoseconds until the next one is due, or -1 when none is left
+     */
+    long expireDepartures() {
+        long now = nanoTime.getAsLong();
+        for (Iterator<Map.Entry<Departure, Long>> it = departing.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<Departure, Long> e = it.next();
+            if (e.getValue() - now > 0) return e.getValue() - now;
+            it.remove();
+            Departure d = e.getKey();
+            if (d.child().instances.remove(d.id()) != null) markDirty(d.child());
+        }
+        return -1;
+    }
+
+    boolean hasDepartures() {
+        return !departing.isEmpty();
     }
 
     // ------------------------------------------------------------------ watch events
@@ -295,13 +348,13 @@ final class ZookeeperCatalog {
             if (second.equals(PROVIDERS)) {
                 if (gone) providersGone(rootPath, name);
                 else if (type == EventType.NodeCreated) {
-                    c.hasProvidersNode = true;
                     next.accept(ZnodeRead.listProviders(rootPath, name));
                 }
             } else if (!DUBBO_CATEGORIES.contains(second)) {
                 if (gone) {
-                    if (c.instances.remove(second) != null) markDirty(c);
+                    instanceGone(c, second);
                 } else {
+                    instanceBack(c, second);
                     c.instances.putIfAbsent(second, Leaf.Unusable.PENDING);
                     next.accept(ZnodeRead.readInstance(rootPath, name, second));
                 }
@@ -314,7 +367,6 @@ final class ZookeeperCatalog {
             if (gone) {
                 if (c.providers.remove(k) != null) markDirty(c);
             } else if (type == EventType.NodeCreated && !c.providers.containsKey(k)) {
-                c.hasProvidersNode = true;
                 c.providers.put(k, parser.provider(providersPath(c) + "/" + url, url));
                 markDirty(c);
             }
@@ -590,6 +642,7 @@ final class ZookeeperCatalog {
 
     private void markRemoved(Child c) {
         c.removed = true;
+        departing.keySet().removeIf(d -> d.child() == c);
         if (c.kind == Kind.MAPPING) {
             for (String iface : List.copyOf(c.mappings.keySet())) {
                 List<String> apps = c.mappings.remove(iface);

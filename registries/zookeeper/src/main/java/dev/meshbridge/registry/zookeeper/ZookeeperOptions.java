@@ -25,6 +25,8 @@ import org.apache.zookeeper.common.PathUtils;
  * @param sessionTimeout ZooKeeper session timeout asked for
  * @param connectionTimeout how long one connection attempt may take
  * @param maxResponseBytes the largest response accepted from ZooKeeper (the client's {@code jute.maxbuffer})
+ * @param reregistrationWindow how long an x-discovery instance whose znode went away is kept, in case it comes back
+ *     (curator x-discovery deletes and re-creates its instances after every reconnect); zero removes at once
  * @param dubboInterfaceHost host template of Dubbo interfaces (and of interfaces found through the mapping)
  * @param dubboApplicationHost host template of Dubbo applications
  * @param springCloudHost host template of Spring Cloud (curator x-discovery) services
@@ -37,6 +39,7 @@ public record ZookeeperOptions(
         Duration sessionTimeout,
         Duration connectionTimeout,
         int maxResponseBytes,
+        Duration reregistrationWindow,
         HostTemplate dubboInterfaceHost,
         HostTemplate dubboApplicationHost,
         HostTemplate springCloudHost) {
@@ -45,6 +48,7 @@ public record ZookeeperOptions(
     public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(60);
     public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(15);
     public static final int DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+    public static final Duration DEFAULT_REREGISTRATION_WINDOW = Duration.ofMillis(500);
 
     /**
      * Default host of a Spring Cloud service: the service, then the root path (dashes for slashes), then {@code
@@ -62,6 +66,7 @@ public record ZookeeperOptions(
             throw new IllegalArgumentException("username and password go together");
         Objects.requireNonNull(sessionTimeout, "sessionTimeout");
         Objects.requireNonNull(connectionTimeout, "connectionTimeout");
+        Objects.requireNonNull(reregistrationWindow, "reregistrationWindow");
         Objects.requireNonNull(dubboInterfaceHost, "dubboInterfaceHost");
         Objects.requireNonNull(dubboApplicationHost, "dubboApplicationHost");
         Objects.requireNonNull(springCloudHost, "springCloudHost");
@@ -77,6 +82,7 @@ public record ZookeeperOptions(
                 DEFAULT_SESSION_TIMEOUT,
                 DEFAULT_CONNECTION_TIMEOUT,
                 DEFAULT_MAX_RESPONSE_BYTES,
+                DEFAULT_REREGISTRATION_WINDOW,
                 DubboNaming.interfaceTemplate(null),
                 DubboNaming.applicationTemplate(null),
                 springCloudTemplate(null));
@@ -141,26 +147,25 @@ public record ZookeeperOptions(
 
         Duration session = entry.duration("sessionTimeout", DEFAULT_SESSION_TIMEOUT);
         if (session.compareTo(Duration.ofSeconds(1)) < 0 || session.compareTo(Duration.ofHours(1)) > 0) {
-            entry.problem("sessionTimeout", "expected 1s..1h, got " + session);
+            entry.problem("sessionTimeout", "expected 1s..1h, got " + text(session));
             session = DEFAULT_SESSION_TIMEOUT;
         }
         Duration connection = entry.duration("connectionTimeout", DEFAULT_CONNECTION_TIMEOUT);
         if (connection.compareTo(Duration.ofMillis(100)) < 0 || connection.compareTo(Duration.ofMinutes(10)) > 0) {
-            entry.problem("connectionTimeout", "expected 100ms..10m, got " + connection);
+            entry.problem("connectionTimeout", "expected 100ms..10m, got " + text(connection));
             connection = DEFAULT_CONNECTION_TIMEOUT;
         }
         int maxResponse =
                 entry.integer("maxResponseBytes", DEFAULT_MAX_RESPONSE_BYTES, 1024 * 1024, Integer.MAX_VALUE / 2);
+        Duration window = entry.duration("reregistrationWindow", DEFAULT_REREGISTRATION_WINDOW);
+        if (window.compareTo(Duration.ofMinutes(1)) > 0) {
+            entry.problem("reregistrationWindow", "expected 0s..1m, got " + text(window));
+            window = DEFAULT_REREGISTRATION_WINDOW;
+        }
 
-        HostTemplate iface = template(
-                entry, "dubboInterfaceHostTemplate", DubboNaming::interfaceTemplate, DubboNaming.INTERFACE_VARIABLES);
-        HostTemplate app = template(
-                entry,
-                "dubboApplicationHostTemplate",
-                DubboNaming::applicationTemplate,
-                DubboNaming.APPLICATION_VARIABLES);
-        HostTemplate spring = template(
-                entry, "springCloudHostTemplate", ZookeeperOptions::springCloudTemplate, SPRING_CLOUD_VARIABLES);
+        HostTemplate iface = template(entry, "dubboInterfaceHostTemplate", DubboNaming::interfaceTemplate);
+        HostTemplate app = template(entry, "dubboApplicationHostTemplate", DubboNaming::applicationTemplate);
+        HostTemplate spring = template(entry, "springCloudHostTemplate", ZookeeperOptions::springCloudTemplate);
 
         return new ZookeeperOptions(
                 roots.isEmpty() ? DEFAULT_SERVICES_PATHS : roots,
@@ -170,20 +175,24 @@ public record ZookeeperOptions(
                 session,
                 connection,
                 maxResponse,
+                window,
                 iface,
                 app,
                 spring);
     }
 
-    private static HostTemplate template(
-            ConfigNode entry, String key, Function<String, HostTemplate> parse, Set<String> variables) {
+    private static HostTemplate template(ConfigNode entry, String key, Function<String, HostTemplate> parse) {
         String text = entry.string(key, null);
         try {
             return parse.apply(text);
         } catch (IllegalArgumentException e) {
-            entry.problem(key, e.getMessage() + " (variables: " + new java.util.TreeSet<>(variables) + ")");
+            entry.problem(key, e.getMessage());
             return parse.apply(null);
         }
+    }
+
+    private static String text(Duration d) {
+        return d.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
     }
 
     /** Trims and drops a trailing slash ({@code /dubbo/} is {@code /dubbo}). */

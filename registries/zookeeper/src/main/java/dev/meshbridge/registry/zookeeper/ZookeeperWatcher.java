@@ -88,6 +88,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     private boolean syncing;
     private boolean connected;
     private boolean flushQueued;
+    private boolean expiryScheduled;
     private long syncStartedNanos;
 
     ZookeeperWatcher(RegistryConfig config, ZookeeperOptions options, WatcherContext context) {
@@ -96,7 +97,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         this.sink = context.events();
         this.status = context.status();
         this.connectString = String.join(",", config.addresses()) + options.chroot();
-        this.catalog = new ZookeeperCatalog(config, options, status);
+        this.catalog = new ZookeeperCatalog(config, options, status, System::nanoTime);
         this.owner = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "meshbridge-zk-" + config.name());
             t.setDaemon(true);
@@ -111,7 +112,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     @Override
     public void start() {
         if (!state.compareAndSet(State.LATENT, State.STARTED)) {
-            throw new IllegalStateException("watcher " + config.name() + " was already started");
+            throw new IllegalStateException("watcher " + config.name() + " was already started or closed");
         }
         ZKClientConfig clientConfig = new ZKClientConfig();
         clientConfig.setProperty(ZKConfig.JUTE_MAXBUFFER, Integer.toString(options.maxResponseBytes()));
@@ -356,12 +357,29 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     }
 
     private void afterResult() {
+        if (!expiryScheduled && catalog.hasDepartures()) {
+            expiryScheduled = true;
+            owner.schedule(
+                    () -> enqueue(this::expireDepartures),
+                    options.reregistrationWindow().toNanos(),
+                    TimeUnit.NANOSECONDS);
+        }
         if (syncing) {
             if (pending == 0) finishSync();
         } else if (catalog.hasChanges() && !flushQueued) {
             flushQueued = true;
             enqueue(this::flush);
         }
+    }
+
+    private void expireDepartures() {
+        expiryScheduled = false;
+        long next = catalog.expireDepartures();
+        if (next >= 0) {
+            expiryScheduled = true;
+            owner.schedule(() -> enqueue(this::expireDepartures), next, TimeUnit.NANOSECONDS);
+        }
+        afterResult();
     }
 
     private void finishSync() {

@@ -32,7 +32,7 @@ class DubboApplicationLevelTest {
     @BeforeAll
     static void start() throws Exception {
         zk = new ZkServer();
-        ip = NetUtils.getLocalHost();
+        ip = System.getProperty("DUBBO_IP_TO_REGISTRY", NetUtils.getLocalHost());
         greeterApp = new DubboProvider(
                         zk.address(),
                         "greeter-app",

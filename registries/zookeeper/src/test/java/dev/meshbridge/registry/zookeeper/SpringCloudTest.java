@@ -1,12 +1,15 @@
 package dev.meshbridge.registry.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.testing.TestCatalog;
+import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.curator.framework.CuratorFramework;
@@ -150,6 +153,31 @@ class SpringCloudTest {
             }
             spring.unregisterService(a);
             h.catalog.awaitAbsent(host);
+        }
+    }
+
+    @Test
+    void reRegistration_deleteAndCreateOfTheSameInstance_changesNothing_butUnregisterStillRemoves() throws Exception {
+        ServiceInstance<ZookeeperInstance> solo = springInstance("solo", "10.1.4.1", 8080, null, Map.of());
+        spring.registerService(solo);
+        String path = "/services/solo/" + solo.getId();
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/services]")) {
+            h.awaitService("solo.services.zookeeper", s -> true);
+            h.awaitSyncs(1);
+            int seen = h.events.events().size();
+            long created = client.checkExists().forPath(path).getCzxid();
+
+            // what curator x-discovery does for every instance after each reconnect: delete the znode, create it again
+            spring.registerService(solo);
+            assertThat(client.checkExists().forPath(path).getCzxid()).isNotEqualTo(created);
+
+            await().during(Duration.ofSeconds(1))
+                    .atMost(TestCatalog.TIMEOUT)
+                    .until(() -> h.events.events().size() == seen);
+            assertThat(h.snapshot().service("solo.services.zookeeper")).isNotNull();
+
+            spring.unregisterService(solo);
+            h.catalog.awaitAbsent("solo.services.zookeeper");
         }
     }
 

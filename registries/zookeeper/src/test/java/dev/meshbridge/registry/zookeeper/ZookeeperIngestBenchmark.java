@@ -282,11 +282,10 @@ class ZookeeperIngestBenchmark {
         return -1;
     }
 
-    private static long usedHeapAfterGc() throws InterruptedException {
+    private static long usedHeapAfterGc() {
         long used = Long.MAX_VALUE;
         for (int i = 0; i < 4; i++) {
             System.gc();
-            TimeUnit.MILLISECONDS.sleep(100);
             used = Math.min(
                     used,
                     ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());

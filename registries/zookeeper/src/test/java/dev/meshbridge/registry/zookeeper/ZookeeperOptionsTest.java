@@ -50,6 +50,7 @@ class ZookeeperOptionsTest {
                     sessionTimeout: 30s
                     connectionTimeout: 5s
                     maxResponseBytes: 33554432
+                    reregistrationWindow: 2s
                     dubboInterfaceHostTemplate: "{interface}[.{version}][.{group}].rpc"
                     dubboApplicationHostTemplate: "{application}.apps"
                     springCloudHostTemplate: "{service}.{registry}.svc"
@@ -68,6 +69,7 @@ class ZookeeperOptionsTest {
         assertThat(o.sessionTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(o.connectionTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(o.maxResponseBytes()).isEqualTo(32 * 1024 * 1024);
+        assertThat(o.reregistrationWindow()).isEqualTo(Duration.ofSeconds(2));
         assertThat(o.dubboInterfaceHost().render(Map.of("interface", "a.B", "version", "1", "group", "")))
                 .isEqualTo("a.b.1.rpc");
         assertThat(o.dubboApplicationHost().render(Map.of("application", "shop")))
