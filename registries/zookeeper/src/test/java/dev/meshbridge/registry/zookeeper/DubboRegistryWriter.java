@@ -11,12 +11,12 @@ import org.apache.dubbo.rpc.model.FrameworkModel;
  * writes exactly the znodes a Dubbo provider writes ({@code /dubbo/<interface>/providers/<encoded URL>}), for any
  * address: a real provider would refuse to register a 127.x address.
  */
-final class DubboRegistryWriter implements AutoCloseable {
+public final class DubboRegistryWriter implements AutoCloseable {
 
     private final FrameworkModel framework = new FrameworkModel();
     private final Registry registry;
 
-    DubboRegistryWriter(String zookeeperAddress) {
+    public DubboRegistryWriter(String zookeeperAddress) {
         ApplicationModel app = framework.newApplication();
         URL url = URL.valueOf("zookeeper://" + zookeeperAddress
                         + "/org.apache.dubbo.registry.RegistryService?file.cache=false&check=true")
@@ -25,11 +25,11 @@ final class DubboRegistryWriter implements AutoCloseable {
         registry = factory.getRegistry(url);
     }
 
-    void register(String providerUrl) {
+    public void register(String providerUrl) {
         registry.register(URL.valueOf(providerUrl));
     }
 
-    void unregister(String providerUrl) {
+    public void unregister(String providerUrl) {
         registry.unregister(URL.valueOf(providerUrl));
     }
 

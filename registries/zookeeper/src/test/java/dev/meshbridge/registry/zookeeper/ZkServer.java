@@ -13,11 +13,11 @@ import org.apache.curator.test.TestingServer;
  * A real ZooKeeper server in this JVM (curator-test), listening on 127.0.0.1 and a random port. Sessions may be as
  * short as 200 ms (so tests can let one expire) and as long as 60 s (so writers survive a restart).
  */
-final class ZkServer implements AutoCloseable {
+public final class ZkServer implements AutoCloseable {
 
     private final TestingServer server;
 
-    ZkServer() throws Exception {
+    public ZkServer() throws Exception {
         InstanceSpec spec = new InstanceSpec(
                 null,
                 -1,
@@ -36,20 +36,20 @@ final class ZkServer implements AutoCloseable {
         server = new TestingServer(spec, true);
     }
 
-    int port() {
+    public int port() {
         return server.getPort();
     }
 
-    String address() {
+    public String address() {
         return "127.0.0.1:" + server.getPort();
     }
 
     /** A started client that writes like a registering application would. */
-    CuratorFramework client() throws InterruptedException {
+    public CuratorFramework client() throws InterruptedException {
         return client("");
     }
 
-    CuratorFramework client(String chroot) throws InterruptedException {
+    public CuratorFramework client(String chroot) throws InterruptedException {
         CuratorFramework c = CuratorFrameworkFactory.builder()
                 .connectString(address() + chroot)
                 .sessionTimeoutMs(30_000)
@@ -61,19 +61,11 @@ final class ZkServer implements AutoCloseable {
     }
 
     /** Stops the server and starts it again on the same port with the same data (sessions survive). */
-    void restart() throws Exception {
+    public void restart() throws Exception {
         server.restart();
     }
 
-    void stop() throws Exception {
-        server.stop();
-    }
-
-    void start() throws Exception {
-        server.start();
-    }
-
-    static Duration timeout() {
+    public static Duration timeout() {
         return Duration.ofSeconds(20);
     }
 
