@@ -1,7 +1,6 @@
 package dev.meshbridge.core.route;
 
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.Objects;
 
 /**
@@ -18,11 +17,6 @@ import java.util.Objects;
 public record IngressRef(String source, String namespace, String name, Instant created)
         implements Comparable<IngressRef> {
 
-    private static final Comparator<IngressRef> ORDER = Comparator.comparing(IngressRef::created)
-            .thenComparing(IngressRef::namespace)
-            .thenComparing(IngressRef::name)
-            .thenComparing(IngressRef::source);
-
     public IngressRef {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(namespace, "namespace");
@@ -38,7 +32,12 @@ public record IngressRef(String source, String namespace, String name, Instant c
 
     @Override
     public int compareTo(IngressRef o) {
-        return ORDER.compare(this, o);
+        int c = created.compareTo(o.created);
+        if (c != 0) return c;
+        c = namespace.compareTo(o.namespace);
+        if (c != 0) return c;
+        c = name.compareTo(o.name);
+        return c != 0 ? c : source.compareTo(o.source);
     }
 
     @Override

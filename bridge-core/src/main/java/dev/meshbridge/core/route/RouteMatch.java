@@ -1,6 +1,5 @@
 package dev.meshbridge.core.route;
 
-import java.util.Comparator;
 import java.util.Objects;
 
 /**
@@ -13,10 +12,6 @@ import java.util.Objects;
  * @param path the path, starting with {@code /}
  */
 public record RouteMatch(String host, PathType pathType, String path) implements Comparable<RouteMatch> {
-
-    private static final Comparator<RouteMatch> ORDER = Comparator.comparing(RouteMatch::host)
-            .thenComparing(RouteMatch::pathType)
-            .thenComparing(RouteMatch::path);
 
     public RouteMatch {
         Objects.requireNonNull(host, "host");
@@ -32,7 +27,10 @@ public record RouteMatch(String host, PathType pathType, String path) implements
 
     @Override
     public int compareTo(RouteMatch o) {
-        return ORDER.compare(this, o);
+        int c = host.compareTo(o.host);
+        if (c != 0) return c;
+        c = pathType.compareTo(o.pathType);
+        return c != 0 ? c : path.compareTo(o.path);
     }
 
     /** {@code host Prefix /path}, with {@code *} for every host. */
