@@ -3,7 +3,6 @@ package dev.meshbridge.ingress;
 import dev.meshbridge.core.route.IngressRef;
 import dev.meshbridge.core.route.IngressRoutes;
 import dev.meshbridge.core.route.SecretRef;
-import dev.meshbridge.core.route.TlsEntry;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
 import io.fabric8.kubernetes.api.model.networking.v1.IngressClass;
@@ -94,11 +93,7 @@ public final class DirectoryIngressSource implements AutoCloseable {
         this.issues = issues;
         this.translator = new IngressTranslator(SOURCE, options.clusterDomain());
         this.filter = new IngressClassFilter(options.ingressClass(), options.controllerName());
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "meshbridge-ingress-directory");
-            t.setDaemon(true);
-            return t;
-        });
+        this.executor = Executors.newSingleThreadScheduledExecutor(Threads.daemon("meshbridge-ingress-directory"));
         this.applied = Counter.builder("meshbridge.ingress.directory.files")
                 .tag("result", "applied")
                 .description("Ingress files read from the directory source, by result")
@@ -225,15 +220,12 @@ public final class DirectoryIngressSource implements AutoCloseable {
             IngressTranslator.Translation t = translator.translate(ingress);
             if (!t.accepted()) continue; // cannot happen: the file was checked
             live.add(t.ref());
-            for (String w : t.warnings())
-                warnings.computeIfAbsent(t.ref(), r -> new ArrayList<>()).add(new Issue(Issue.WARNING, w));
-            IngressRoutes routes = t.routes().orElseThrow();
-            List<TlsEntry> tls = new ArrayList<>();
-            for (TlsEntry entry : routes.tls()) {
-                Optional<Secret> secret = Optional.ofNullable(secrets.get(entry.secret()));
-                tls.add(TlsSecrets.resolve(entry, Optional.of(secret), t.ref(), warnings));
-            }
-            contributions.add(new IngressRoutes(routes.owner(), routes.routes(), routes.defaultBackend(), tls));
+            t.addWarnings(warnings);
+            contributions.add(TlsSecrets.withTls(
+                    t.routes().orElseThrow(),
+                    ref -> Optional.of(Optional.ofNullable(secrets.get(ref))),
+                    t.ref(),
+                    warnings));
         }
         issues.update(WARNING_CATEGORY, warnings, live);
         publisher.update(SOURCE, contributions);

@@ -80,6 +80,12 @@ final class IngressTranslator {
         boolean accepted() {
             return problems.isEmpty();
         }
+
+        /** Adds the warnings, as {@link Issue#WARNING} issues of this Ingress, to {@code issues}. */
+        void addWarnings(Map<IngressRef, List<Issue>> issues) {
+            for (String w : warnings)
+                issues.computeIfAbsent(ref, r -> new ArrayList<>()).add(new Issue(Issue.WARNING, w));
+        }
     }
 
     private final String source;

@@ -35,11 +35,7 @@ final class KubernetesEvents implements AutoCloseable {
     KubernetesEvents(KubernetesClient client, Clock clock) {
         this.client = client;
         this.clock = clock;
-        this.executor = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "meshbridge-ingress-events");
-            t.setDaemon(true);
-            return t;
-        });
+        this.executor = Executors.newSingleThreadExecutor(Threads.daemon("meshbridge-ingress-events"));
     }
 
     /**

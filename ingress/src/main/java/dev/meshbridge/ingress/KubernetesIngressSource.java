@@ -75,11 +75,15 @@ public final class KubernetesIngressSource implements AutoCloseable {
     private final Map<String, Ingress> ingresses = new TreeMap<>();
     private final Map<String, IngressClass> classes = new TreeMap<>();
     private final Map<String, IngressTranslator.Translation> lastGood = new HashMap<>();
+    private final Map<String, Translated> translated = new HashMap<>();
     private final Map<SecretRef, SecretWatch> secrets = new HashMap<>();
     private boolean listed;
     private boolean delivered;
     private boolean waitOver;
     private boolean rebuildPending;
+
+    /** The translation of one Ingress object, reused while the informer holds the same object. */
+    private record Translated(Ingress ingress, IngressTranslator.Translation translation) {}
 
     private static final class SecretWatch {
         final SharedIndexInformer<Secret> informer;
@@ -107,11 +111,7 @@ public final class KubernetesIngressSource implements AutoCloseable {
         this.events = events;
         this.translator = new IngressTranslator(SOURCE, options.clusterDomain());
         this.filter = new IngressClassFilter(options.ingressClass(), options.controllerName());
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "meshbridge-ingress-kubernetes");
-            t.setDaemon(true);
-            return t;
-        });
+        this.executor = Executors.newSingleThreadScheduledExecutor(Threads.daemon("meshbridge-ingress-kubernetes"));
     }
 
     /** Starts the informers; returns at once (the first read completes in the background). */
@@ -197,7 +197,11 @@ public final class KubernetesIngressSource implements AutoCloseable {
         synchronized (informers) {
             informers.add(informer);
         }
-        return informer.start().toCompletableFuture();
+        // handlers are notified asynchronously: take the first read from the store, so it is complete when the
+        // returned future completes (later notifications of the same objects change nothing)
+        return informer.start()
+                .toCompletableFuture()
+                .thenRun(() -> enqueue(() -> informer.getStore().list().forEach(put)));
     }
 
     private void putIngress(Ingress ingress) {
@@ -219,6 +223,7 @@ public final class KubernetesIngressSource implements AutoCloseable {
         String key = key(ingress);
         ingresses.remove(key);
         lastGood.remove(key);
+        translated.remove(key);
         references.remove(key);
     }
 
@@ -257,7 +262,12 @@ public final class KubernetesIngressSource implements AutoCloseable {
                 lastGood.remove(e.getKey());
                 continue;
             }
-            IngressTranslator.Translation t = translator.translate(e.getValue());
+            Translated cached = translated.get(e.getKey());
+            if (cached == null || cached.ingress() != e.getValue()) {
+                cached = new Translated(e.getValue(), translator.translate(e.getValue()));
+                translated.put(e.getKey(), cached);
+            }
+            IngressTranslator.Translation t = cached.translation();
             live.add(t.ref());
             IngressTranslator.Translation previous = lastGood.get(e.getKey());
             if (t.accepted()) {
@@ -265,17 +275,12 @@ public final class KubernetesIngressSource implements AutoCloseable {
             } else {
                 invalid.put(t.ref(), List.of(refusal(t, previous != null)));
             }
-            for (String w : t.warnings())
-                warnings.computeIfAbsent(t.ref(), r -> new ArrayList<>()).add(new Issue(Issue.WARNING, w));
+            t.addWarnings(warnings);
             IngressTranslator.Translation use = lastGood.get(e.getKey());
             if (use == null) continue;
             IngressRoutes routes = use.routes().orElseThrow();
-            List<TlsEntry> resolved = new ArrayList<>();
-            for (TlsEntry entry : routes.tls()) {
-                wanted.add(entry.secret());
-                resolved.add(TlsSecrets.resolve(entry, secretState(entry.secret()), t.ref(), warnings));
-            }
-            contributions.add(new IngressRoutes(routes.owner(), routes.routes(), routes.defaultBackend(), resolved));
+            for (TlsEntry entry : routes.tls()) wanted.add(entry.secret());
+            contributions.add(TlsSecrets.withTls(routes, this::secretState, t.ref(), warnings));
         }
         boolean secretsPending = reconcileSecrets(wanted);
         issues.update(INVALID_CATEGORY, invalid, live);

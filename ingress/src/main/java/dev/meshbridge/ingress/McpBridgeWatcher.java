@@ -86,11 +86,7 @@ public final class McpBridgeWatcher implements AutoCloseable {
         this.providers = Map.copyOf(providers);
         this.onRegistries = onRegistries;
         this.events = events;
-        this.executor = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "meshbridge-mcpbridge");
-            t.setDaemon(true);
-            return t;
-        });
+        this.executor = Executors.newSingleThreadExecutor(Threads.daemon("meshbridge-mcpbridge"));
         this.appliedCount = Counter.builder("meshbridge.ingress.mcpbridge.updates")
                 .tag("result", "applied")
                 .description("McpBridge registry lists, by result")
@@ -136,7 +132,11 @@ public final class McpBridgeWatcher implements AutoCloseable {
         });
         informer.start()
                 .whenComplete((v, e) -> enqueue(() -> {
-                    if (!seen) {
+                    // handlers are notified asynchronously: the store already holds the first read
+                    List<GenericKubernetesResource> stored = informer.getStore().list();
+                    if (!stored.isEmpty()) {
+                        changed(stored.get(0));
+                    } else if (!seen) {
                         log.info(
                                 "McpBridge {}/{} does not exist; no registries from it",
                                 options.namespace(),

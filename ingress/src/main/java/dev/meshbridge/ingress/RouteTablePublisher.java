@@ -57,11 +57,7 @@ public final class RouteTablePublisher implements AutoCloseable {
 
     public RouteTablePublisher(IssueTracker issues, MeterRegistry meters) {
         this.issues = issues;
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "meshbridge-ingress-routes");
-            t.setDaemon(true);
-            return t;
-        });
+        this.executor = Executors.newSingleThreadScheduledExecutor(Threads.daemon("meshbridge-ingress-routes"));
         this.published = Counter.builder("meshbridge.ingress.tables.published")
                 .description("route tables published (one per version change)")
                 .register(meters);

@@ -1,6 +1,8 @@
 package dev.meshbridge.ingress;
 
 import dev.meshbridge.core.route.IngressRef;
+import dev.meshbridge.core.route.IngressRoutes;
+import dev.meshbridge.core.route.SecretRef;
 import dev.meshbridge.core.route.TlsEntry;
 import dev.meshbridge.core.route.TlsMaterial;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -10,6 +12,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Reads the certificate chain and key of a TLS Secret ({@code tls.crt} and {@code tls.key}, base64 in {@code data}
@@ -63,6 +66,17 @@ final class TlsSecrets {
         issues.computeIfAbsent(current, k -> new ArrayList<>())
                 .add(new Issue(Issue.TLS_SECRET, problem + "; " + hosts + " get no certificate"));
         return entry.withMaterial(Optional.empty());
+    }
+
+    /** The contribution with every TLS entry resolved through {@code lookup} (see {@link #resolve}). */
+    static IngressRoutes withTls(
+            IngressRoutes routes,
+            Function<SecretRef, Optional<Optional<Secret>>> lookup,
+            IngressRef current,
+            Map<IngressRef, List<Issue>> issues) {
+        List<TlsEntry> tls = new ArrayList<>();
+        for (TlsEntry entry : routes.tls()) tls.add(resolve(entry, lookup.apply(entry.secret()), current, issues));
+        return new IngressRoutes(routes.owner(), routes.routes(), routes.defaultBackend(), tls);
     }
 
     /** The value of a key: from stringData, else base64-decoded from data; null when absent. */

@@ -12,7 +12,6 @@ import dev.meshbridge.core.route.WeightedDestination;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -57,6 +56,7 @@ public final class UnknownDestinationReporter implements SnapshotListener, Route
     // --- owned by the executor thread ---
     private MeshSnapshot snapshot;
     private RouteTable table;
+    private Set<String> tableHosts = Set.of();
     private MeshSnapshot checkedSnapshot;
     private RouteTable checkedTable;
     private boolean retryScheduled;
@@ -67,11 +67,7 @@ public final class UnknownDestinationReporter implements SnapshotListener, Route
     public UnknownDestinationReporter(IssueTracker issues, BooleanSupplier catalogReady, MeterRegistry meters) {
         this.issues = issues;
         this.catalogReady = catalogReady;
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "meshbridge-ingress-destinations");
-            t.setDaemon(true);
-            return t;
-        });
+        this.executor = Executors.newSingleThreadScheduledExecutor(Threads.daemon("meshbridge-ingress-destinations"));
         Gauge.builder("meshbridge.ingress.unknown.destinations", missing, AtomicInteger::get)
                 .description("registry destinations of served routes that are not in the catalog")
                 .register(meters);
@@ -89,6 +85,7 @@ public final class UnknownDestinationReporter implements SnapshotListener, Route
     public void onRouteTable(RouteTable t) {
         enqueue(() -> {
             table = t;
+            tableHosts = t.registryHosts();
             check();
         });
     }
@@ -165,10 +162,11 @@ public final class UnknownDestinationReporter implements SnapshotListener, Route
     private boolean touchesRoutes(MeshSnapshot previous, MeshSnapshot next) {
         if (next == previous) return false;
         if (next.sequence() != previous.sequence() + 1) return true;
-        Set<String> hosts = new HashSet<>(next.changed());
-        hosts.addAll(next.removed());
-        for (String h : table.registryHosts()) {
-            if (hosts.contains(h)) return true;
+        for (String h : next.changed()) {
+            if (tableHosts.contains(h)) return true;
+        }
+        for (String h : next.removed()) {
+            if (tableHosts.contains(h)) return true;
         }
         return false;
     }

@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -62,13 +61,7 @@ class DirectoryIngressSourceTest {
     }
 
     private RouteTable awaitRoutes(String... lines) {
-        AtomicReference<RouteTable> seen = new AtomicReference<>();
-        await().atMost(WAIT).untilAsserted(() -> {
-            seen.set(controller.routes().current());
-            assertThat(controller.routes().synced()).isTrue();
-            assertThat(RouteTables.routes(seen.get())).containsExactly(lines);
-        });
-        return seen.get();
+        return RouteTables.await(controller, WAIT, lines);
     }
 
     private static String registryIngress(String name, String created, String path, String meshHost) {
@@ -172,37 +165,18 @@ class DirectoryIngressSourceTest {
                 "ingresses.yaml",
                 String.join(
                         "---\n",
-                        classIngress("ours", "ingressClassName: meshbridge", ""),
-                        classIngress("edge", "ingressClassName: edge", ""),
-                        classIngress("legacy", "", "kubernetes.io/ingress.class: meshbridge"),
-                        classIngress("nginx", "ingressClassName: nginx", ""),
-                        classIngress("nginx-legacy", "", "kubernetes.io/ingress.class: nginx"),
-                        classIngress("unclassed", "", "")));
+                        Manifests.classIngress("ours", "ingressClassName: meshbridge", ""),
+                        Manifests.classIngress("edge", "ingressClassName: edge", ""),
+                        Manifests.classIngress("legacy", "", "kubernetes.io/ingress.class: meshbridge"),
+                        Manifests.classIngress("nginx", "ingressClassName: nginx", ""),
+                        Manifests.classIngress("nginx-legacy", "", "kubernetes.io/ingress.class: nginx"),
+                        Manifests.classIngress("unclassed", "", "")));
         start();
         awaitRoutes(
                 "* Prefix /edge -> 100 edge.dubbo [apps/edge]",
                 "* Prefix /legacy -> 100 legacy.dubbo [apps/legacy]",
                 "* Prefix /ours -> 100 ours.dubbo [apps/ours]",
                 "* Prefix /unclassed -> 100 unclassed.dubbo [apps/unclassed]");
-    }
-
-    private static String classIngress(String name, String classLine, String annotation) {
-        return """
-                apiVersion: networking.k8s.io/v1
-                kind: Ingress
-                metadata:
-                  name: %s
-                  namespace: apps
-                  annotations: {%s}
-                spec:
-                  %s
-                  rules:
-                  - http:
-                      paths:
-                      - path: /%s
-                        pathType: Prefix
-                        backend: {resource: {apiGroup: meshbridge.dev, kind: RegistryService, name: %s.dubbo}}
-                """.formatted(name, annotation, classLine, name, name);
     }
 
     @Test

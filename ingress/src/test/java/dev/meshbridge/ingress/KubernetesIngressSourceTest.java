@@ -14,7 +14,6 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -25,7 +24,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,27 +51,25 @@ class KubernetesIngressSourceTest {
     }
 
     private IngressController start(String kubernetesOptions) {
+        return start(kubernetesOptions, table -> {});
+    }
+
+    private IngressController start(String kubernetesOptions, RouteTableListener listener) {
         String yaml = "ingress:\n  syncTimeout: 5s\n  kubernetes:\n    enabled: true\n" + kubernetesOptions;
         IngressOptions options = TestOptions.parse(yaml);
         controller = new IngressController(
                 options, client, new SimpleMeterRegistry(), Map.of(), registries -> {}, () -> true);
+        controller.routes().addListener(listener);
         controller.start();
         return controller;
     }
 
     private <T extends HasMetadata> T apply(String yaml) {
-        T object = client.getKubernetesSerialization().unmarshal(yaml);
-        return client.resource(object).createOr(NonDeletingOperation::update);
+        return Manifests.apply(client, yaml);
     }
 
     private RouteTable awaitRoutes(String... lines) {
-        AtomicReference<RouteTable> seen = new AtomicReference<>();
-        await().atMost(WAIT).untilAsserted(() -> {
-            seen.set(controller.routes().current());
-            assertThat(controller.routes().synced()).isTrue();
-            assertThat(RouteTables.routes(seen.get())).containsExactly(lines);
-        });
-        return seen.get();
+        return RouteTables.await(controller, WAIT, lines);
     }
 
     private List<Event> events(String namespace, String name) {
@@ -104,6 +100,29 @@ class KubernetesIngressSourceTest {
         RouteTable deleted = awaitRoutes();
         assertThat(deleted.ingresses()).isEmpty();
         assertThat(deleted.version()).isEqualTo(before);
+    }
+
+    @Test
+    void restart_ingressesAlreadyThere_firstPublishedTableHoldsThemAllWithTheirCertificates() {
+        for (int i = 0; i < 3; i++) {
+            apply(Manifests.tlsIngress("shop", "web-" + i, "web-" + i + ".example.com", "tls-" + i));
+            apply(Manifests.tlsSecret("shop", "tls-" + i, "cert-" + i));
+        }
+        List<RouteTable> published = new java.util.concurrent.CopyOnWriteArrayList<>();
+        start("", published::add);
+
+        await().atMost(WAIT).until(() -> !published.isEmpty());
+        RouteTable first = published.get(0);
+        assertThat(RouteTables.routes(first))
+                .containsExactly(
+                        "web-0.example.com Prefix / -> 100 svc:web.shop.svc.cluster.local:80 [shop/web-0]",
+                        "web-1.example.com Prefix / -> 100 svc:web.shop.svc.cluster.local:80 [shop/web-1]",
+                        "web-2.example.com Prefix / -> 100 svc:web.shop.svc.cluster.local:80 [shop/web-2]");
+        assertThat(RouteTables.tls(first))
+                .containsExactly(
+                        "web-0.example.com shop/tls-0 cert:cert-0 [shop/web-0]",
+                        "web-1.example.com shop/tls-1 cert:cert-1 [shop/web-1]",
+                        "web-2.example.com shop/tls-2 cert:cert-2 [shop/web-2]");
     }
 
     @Test
@@ -163,15 +182,15 @@ class KubernetesIngressSourceTest {
     @Test
     void ingressClass_specClassLegacyAnnotationAndDefaultClass_onlyOursAreServed() {
         start("");
-        apply(ingressWithClass("by-spec", "spec", "ingressClassName: meshbridge", ""));
-        apply(ingressWithClass("by-annotation", "annotation", "", "kubernetes.io/ingress.class: meshbridge"));
-        apply(ingressWithClass("other-class", "other", "ingressClassName: nginx", ""));
-        apply(ingressWithClass("other-annotation", "other-annotation", "", "kubernetes.io/ingress.class: nginx"));
-        apply(ingressWithClass("no-class", "none", "", ""));
-        apply(ingressWithClass("by-controller", "controller", "ingressClassName: mesh-edge", ""));
+        apply(Manifests.classIngress("by-spec", "ingressClassName: meshbridge", ""));
+        apply(Manifests.classIngress("by-annotation", "", "kubernetes.io/ingress.class: meshbridge"));
+        apply(Manifests.classIngress("other-class", "ingressClassName: nginx", ""));
+        apply(Manifests.classIngress("other-annotation", "", "kubernetes.io/ingress.class: nginx"));
+        apply(Manifests.classIngress("no-class", "", ""));
+        apply(Manifests.classIngress("by-controller", "ingressClassName: mesh-edge", ""));
         awaitRoutes(
-                "* Prefix /annotation -> 100 annotation.dubbo [apps/by-annotation]",
-                "* Prefix /spec -> 100 spec.dubbo [apps/by-spec]");
+                "* Prefix /by-annotation -> 100 by-annotation.dubbo [apps/by-annotation]",
+                "* Prefix /by-spec -> 100 by-spec.dubbo [apps/by-spec]");
 
         // an IngressClass of our controller under another name, and ours made the default class
         apply("""
@@ -189,35 +208,16 @@ class KubernetesIngressSourceTest {
                 spec: {controller: meshbridge.dev/ingress-controller}
                 """);
         awaitRoutes(
-                "* Prefix /annotation -> 100 annotation.dubbo [apps/by-annotation]",
-                "* Prefix /controller -> 100 controller.dubbo [apps/by-controller]",
-                "* Prefix /none -> 100 none.dubbo [apps/no-class]",
-                "* Prefix /spec -> 100 spec.dubbo [apps/by-spec]");
+                "* Prefix /by-annotation -> 100 by-annotation.dubbo [apps/by-annotation]",
+                "* Prefix /by-controller -> 100 by-controller.dubbo [apps/by-controller]",
+                "* Prefix /by-spec -> 100 by-spec.dubbo [apps/by-spec]",
+                "* Prefix /no-class -> 100 no-class.dubbo [apps/no-class]");
 
         client.network().v1().ingressClasses().withName("meshbridge").delete();
         awaitRoutes(
-                "* Prefix /annotation -> 100 annotation.dubbo [apps/by-annotation]",
-                "* Prefix /controller -> 100 controller.dubbo [apps/by-controller]",
-                "* Prefix /spec -> 100 spec.dubbo [apps/by-spec]");
-    }
-
-    private static String ingressWithClass(String name, String path, String classLine, String annotationLine) {
-        return """
-                apiVersion: networking.k8s.io/v1
-                kind: Ingress
-                metadata:
-                  name: %s
-                  namespace: apps
-                  annotations: {%s}
-                spec:
-                  %s
-                  rules:
-                  - http:
-                      paths:
-                      - path: /%s
-                        pathType: Prefix
-                        backend: {resource: {apiGroup: meshbridge.dev, kind: RegistryService, name: %s.dubbo}}
-                """.formatted(name, annotationLine, classLine, path, path);
+                "* Prefix /by-annotation -> 100 by-annotation.dubbo [apps/by-annotation]",
+                "* Prefix /by-controller -> 100 by-controller.dubbo [apps/by-controller]",
+                "* Prefix /by-spec -> 100 by-spec.dubbo [apps/by-spec]");
     }
 
     @Test
@@ -462,17 +462,7 @@ class KubernetesIngressSourceTest {
     void tlsSecrets_onlyTheSecretsIngressesNameAreRead() throws InterruptedException {
         start("");
         apply(Manifests.tlsSecret("shop", "unrelated", "x"));
-        apply("""
-                apiVersion: networking.k8s.io/v1
-                kind: Ingress
-                metadata: {name: web, namespace: shop}
-                spec:
-                  ingressClassName: meshbridge
-                  tls: [{hosts: [a.example.com], secretName: a-tls}]
-                  rules:
-                  - host: a.example.com
-                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
-                """);
+        apply(Manifests.tlsIngress("shop", "web", "a.example.com", "a-tls"));
         apply(Manifests.tlsSecret("shop", "a-tls", "a"));
         await().atMost(WAIT)
                 .untilAsserted(

@@ -1,5 +1,10 @@
 package dev.meshbridge.ingress;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
@@ -84,5 +89,60 @@ final class Manifests {
                             kind: RegistryService
                             name: %s
                 """.formatted(name, namespace, host, path, meshHost);
+    }
+
+    /** An Ingress of class meshbridge terminating TLS for {@code host} with {@code secret}, routing / to a Service. */
+    static String tlsIngress(String namespace, String name, String host, String secret) {
+        return """
+                apiVersion: networking.k8s.io/v1
+                kind: Ingress
+                metadata: {name: %s, namespace: %s}
+                spec:
+                  ingressClassName: meshbridge
+                  tls: [{hosts: [%s], secretName: %s}]
+                  rules:
+                  - host: %s
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                """.formatted(name, namespace, host, secret, host);
+    }
+
+    /**
+     * An Ingress in namespace {@code apps} routing {@code /<name>} to {@code <name>.dubbo}, with the given class line
+     * ({@code ingressClassName: x} or empty) and annotation ({@code kubernetes.io/ingress.class: x} or empty).
+     */
+    static String classIngress(String name, String classLine, String annotation) {
+        return """
+                apiVersion: networking.k8s.io/v1
+                kind: Ingress
+                metadata:
+                  name: %s
+                  namespace: apps
+                  annotations: {%s}
+                spec:
+                  %s
+                  rules:
+                  - http:
+                      paths:
+                      - path: /%s
+                        pathType: Prefix
+                        backend: {resource: {apiGroup: meshbridge.dev, kind: RegistryService, name: %s.dubbo}}
+                """.formatted(name, annotation, classLine, name, name);
+    }
+
+    /** Creates or updates the object in the YAML, as {@code kubectl apply} would. */
+    static <T extends HasMetadata> T apply(KubernetesClient client, String yaml) {
+        T object = client.getKubernetesSerialization().unmarshal(yaml);
+        return client.resource(object).createOr(NonDeletingOperation::update);
+    }
+
+    /** Registers Higress's McpBridge CRD ({@code networking.higress.io/v1}, plural mcpbridges, namespaced). */
+    static void registerMcpBridgeCrd(KubernetesMockServer server) {
+        server.expectCustomResource(new CustomResourceDefinitionContext.Builder()
+                .withGroup("networking.higress.io")
+                .withVersion("v1")
+                .withKind("McpBridge")
+                .withPlural("mcpbridges")
+                .withScope("Namespaced")
+                .build());
     }
 }

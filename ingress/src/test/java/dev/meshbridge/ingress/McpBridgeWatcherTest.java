@@ -8,7 +8,6 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
-import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -39,13 +38,7 @@ class McpBridgeWatcherTest {
 
     @BeforeEach
     void registerCrd() {
-        server.expectCustomResource(new CustomResourceDefinitionContext.Builder()
-                .withGroup("networking.higress.io")
-                .withVersion("v1")
-                .withKind("McpBridge")
-                .withPlural("mcpbridges")
-                .withScope("Namespaced")
-                .build());
+        Manifests.registerMcpBridgeCrd(server);
     }
 
     @AfterEach

@@ -4,12 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
-import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
@@ -44,13 +41,7 @@ class RbacManifestTest {
 
     @Test
     void clusterRole_grantsExactlyTheRequestsTheModuleMakes() throws Exception {
-        server.expectCustomResource(new CustomResourceDefinitionContext.Builder()
-                .withGroup("networking.higress.io")
-                .withVersion("v1")
-                .withKind("McpBridge")
-                .withPlural("mcpbridges")
-                .withScope("Namespaced")
-                .build());
+        Manifests.registerMcpBridgeCrd(server);
         IngressOptions options = TestOptions.parse("""
                 ingress:
                   syncTimeout: 5s
@@ -70,18 +61,8 @@ class RbacManifestTest {
                         r -> {},
                         () -> true)) {
             controller.start();
-            apply("""
-                    apiVersion: networking.k8s.io/v1
-                    kind: Ingress
-                    metadata: {name: web, namespace: shop}
-                    spec:
-                      ingressClassName: meshbridge
-                      tls: [{hosts: [a.example.com], secretName: a-tls}]
-                      rules:
-                      - host: a.example.com
-                        http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
-                    """);
-            apply(Manifests.tlsSecret("shop", "a-tls", "a"));
+            Manifests.apply(client, Manifests.tlsIngress("shop", "web", "a.example.com", "a-tls"));
+            Manifests.apply(client, Manifests.tlsSecret("shop", "a-tls", "a"));
             client.genericKubernetesResources(McpBridgeWatcher.MCP_BRIDGE)
                     .inNamespace("higress-system")
                     .resource(client.getKubernetesSerialization().unmarshal("""
@@ -100,7 +81,7 @@ class RbacManifestTest {
                             && RouteTables.tls(controller.routes().current())
                                     .equals(List.of("a.example.com shop/a-tls cert:a [shop/web]")));
             // a problem, so that an Event is posted
-            apply(Manifests.registryIngress("shop", "bad", "a.example.com", "/x", "Not_A_Host"));
+            Manifests.apply(client, Manifests.registryIngress("shop", "bad", "a.example.com", "/x", "Not_A_Host"));
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> client.v1().events().inNamespace("shop").list().getItems().stream()
                             .anyMatch(e -> e.getReason().equals(Issue.INVALID)));
@@ -113,11 +94,6 @@ class RbacManifestTest {
             used.add(permission(r));
         }
         assertThat(used).isEqualTo(granted());
-    }
-
-    private void apply(String yaml) {
-        HasMetadata object = client.getKubernetesSerialization().unmarshal(yaml);
-        client.resource(object).createOr(NonDeletingOperation::update);
     }
 
     /** {@code group/resource:verb} of a request, as RBAC sees it. */

@@ -1,14 +1,19 @@
 package dev.meshbridge.ingress;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.meshbridge.core.route.HttpRoute;
 import dev.meshbridge.core.route.KubernetesServiceDestination;
 import dev.meshbridge.core.route.RegistryDestination;
 import dev.meshbridge.core.route.RouteTable;
 import dev.meshbridge.core.route.TlsEntry;
 import dev.meshbridge.core.route.WeightedDestination;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.Awaitility;
 
 /** Renders a route table as the lines a user reads on {@code /debug/ingress}, for assertions. */
 final class RouteTables {
@@ -33,6 +38,17 @@ final class RouteTables {
             out.add(sb.append(" [").append(r.owner().key()).append(']').toString());
         }
         return out;
+    }
+
+    /** Waits until the controller has published a table whose routes are exactly {@code lines}; returns it. */
+    static RouteTable await(IngressController controller, Duration wait, String... lines) {
+        AtomicReference<RouteTable> seen = new AtomicReference<>();
+        Awaitility.await().atMost(wait).untilAsserted(() -> {
+            seen.set(controller.routes().current());
+            assertThat(controller.routes().synced()).isTrue();
+            assertThat(routes(seen.get())).containsExactly(lines);
+        });
+        return seen.get();
     }
 
     static String destination(WeightedDestination wd) {
