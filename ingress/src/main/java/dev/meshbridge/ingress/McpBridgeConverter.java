@@ -116,6 +116,10 @@ final class McpBridgeConverter {
                 }
             }
             if (!dropped.isEmpty()) notes.add(field + ": " + String.join(", ", dropped) + " ignored (Higress only)");
+            if (dropped.contains("authSecretName")) {
+                notes.add(field + ": the bridge reads no credentials from Kubernetes Secrets; give them in the entry"
+                        + " (as a string, {env: NAME} or {file: PATH}) or configure this registry in bridge.yaml");
+            }
             converted.add(out);
             originalIndex.add(i);
         }

@@ -65,6 +65,9 @@ class McpBridgeConverterTest {
         assertThat(r.notes())
                 .containsExactly(
                         "spec.registries[0]: authSecretName ignored (Higress only)",
+                        "spec.registries[0]: the bridge reads no credentials from Kubernetes Secrets; give them in the"
+                                + " entry (as a string, {env: NAME} or {file: PATH}) or configure this registry in"
+                                + " bridge.yaml",
                         "spec.registries[1]: protocol ignored (Higress only)",
                         "spec.registries[3] (type static, name my-static) is skipped: the bridge has no static registry");
     }
