@@ -279,6 +279,23 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         return CompletableFuture.runAsync(() -> {}, executor);
     }
 
+    /**
+     * CPU time and bytes allocated so far by the server's thread (benchmarks read it before and after some work):
+     * {@code [cpuNanos, allocatedBytes]}, -1 where the JVM cannot tell.
+     */
+    CompletableFuture<long[]> threadCost() {
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+                    long cpu = mx.isCurrentThreadCpuTimeSupported() ? mx.getCurrentThreadCpuTime() : -1;
+                    long allocated = mx instanceof com.sun.management.ThreadMXBean sun
+                            ? sun.getCurrentThreadAllocatedBytes()
+                            : -1;
+                    return new long[] {cpu, allocated};
+                },
+                executor);
+    }
+
     /** The resources of a kind being served, by {@code namespace/name}. */
     CompletableFuture<Map<String, McpResource>> served(McpKind kind) {
         return CompletableFuture.supplyAsync(
