@@ -1,7 +1,7 @@
 package dev.meshbridge.core.model;
 
 import dev.meshbridge.core.naming.Labels;
-import java.util.Collections;
+import dev.meshbridge.core.util.CompactSortedMap;
 import java.util.Comparator;
 import java.util.Map;
 import java.util.Objects;
@@ -57,6 +57,7 @@ public record Endpoint(
 
     public Endpoint {
         Objects.requireNonNull(address, "address");
+        address = address.intern();
         if (address.isBlank()) throw new IllegalArgumentException("endpoint address is empty");
         Objects.requireNonNull(health, "health");
         locality = Objects.requireNonNullElse(locality, Locality.NONE);
@@ -78,8 +79,8 @@ public record Endpoint(
                         + " is not a valid Kubernetes label (sanitize it first)");
             }
         }
-        ports = Collections.unmodifiableSortedMap(new TreeMap<>(ports));
-        labels = Collections.unmodifiableSortedMap(new TreeMap<>(labels));
+        ports = CompactSortedMap.copyOf(ports);
+        labels = CompactSortedMap.copyOf(labels);
     }
 
     /** True when the endpoint may get traffic at all: enabled and weight > 0 (health is separate). */

@@ -1,11 +1,11 @@
 package dev.meshbridge.core.model;
 
+import dev.meshbridge.core.util.CompactSortedMap;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.SortedMap;
 import java.util.SortedSet;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -32,7 +32,7 @@ public record MeshService(
         Objects.requireNonNull(version, "version");
         ports = List.copyOf(ports);
         endpoints = List.copyOf(endpoints);
-        labels = Collections.unmodifiableSortedMap(new TreeMap<>(labels));
+        labels = CompactSortedMap.copyOf(labels);
         sources = Collections.unmodifiableSortedSet(new TreeSet<>(sources));
         if (sources.isEmpty()) throw new IllegalArgumentException("service " + host + " has no source");
     }

@@ -5,7 +5,7 @@ import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.Dns1123;
 import dev.meshbridge.core.naming.Labels;
-import java.util.Collections;
+import dev.meshbridge.core.util.CompactSortedMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +37,7 @@ public record ServiceUpsert(
         if (!Dns1123.isSubdomain(host)) throw new IllegalArgumentException("host '" + host + "' is not DNS-1123");
         ports = List.copyOf(ports);
         endpoints = List.copyOf(endpoints);
-        labels = Collections.unmodifiableSortedMap(new TreeMap<>(labels));
+        labels = CompactSortedMap.copyOf(labels);
         Set<String> names = new HashSet<>();
         for (ServicePort p : ports) {
             if (!names.add(p.name()))

@@ -1,0 +1,186 @@
+package dev.meshbridge.app;
+
+import dev.meshbridge.app.admin.AdminServer;
+import dev.meshbridge.app.admin.BridgeMetrics;
+import dev.meshbridge.app.admin.CatalogDebug;
+import dev.meshbridge.app.admin.RegistriesDebug;
+import dev.meshbridge.app.config.BridgeConfig;
+import dev.meshbridge.core.aggregate.ServiceAggregator;
+import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running bridge: the aggregator, the registry watchers (through the reconciler), the servers and the admin
+ * server, started in that order and closed in reverse.
+ */
+public final class Bridge implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Bridge.class);
+
+    private final Map<String, RegistryWatcherProvider> providers;
+    private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final ServiceAggregator aggregator;
+    private final BridgeMetrics metrics;
+    private final RegistryReconciler reconciler;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile BridgeConfig config;
+    private AdminServer admin;
+    private ConfigFileWatcher fileWatcher;
+
+    private Bridge(BridgeConfig config, Map<String, RegistryWatcherProvider> providers) {
+        this.config = config;
+        this.providers = Map.copyOf(providers);
+        this.aggregator = new ServiceAggregator(config.aggregator());
+        this.metrics = new BridgeMetrics(meters, aggregator);
+        this.reconciler = new RegistryReconciler(aggregator, providers, metrics::add, metrics::remove);
+    }
+
+    /**
+     * Starts a bridge.
+     *
+     * @param configFile the file {@code config} came from, watched for changes when {@code reload.enabled}; null for
+     *     none
+     */
+    public static Bridge start(BridgeConfig config, Path configFile, Map<String, RegistryWatcherProvider> providers)
+            throws IOException {
+        Bridge b = new Bridge(config, providers);
+        try {
+            b.startAll(configFile);
+        } catch (IOException | RuntimeException e) {
+            b.close();
+            throw e;
+        }
+        return b;
+    }
+
+    private void startAll(Path configFile) throws IOException {
+        reconciler.apply(config.registries());
+        if (config.admin().enabled()) {
+            admin = new AdminServer(
+                    config.admin().address(), config.admin().port(), this::readiness, this::liveness, meters::scrape);
+            admin.addDebugSource(new CatalogDebug(aggregator));
+            admin.addDebugSource(new RegistriesDebug(reconciler::running, aggregator));
+            admin.start();
+        }
+        if (configFile != null && config.reload().enabled()) {
+            fileWatcher = new ConfigFileWatcher(
+                    configFile,
+                    Files.readAllBytes(configFile),
+                    config.reload().interval(),
+                    f -> BridgeConfig.load(f, providers),
+                    this::reconfigure);
+        }
+        log.info("bridge started: {} registries", config.registries().size());
+    }
+
+    /** Applies a changed, valid configuration: registries are reconciled; other sections need a restart. */
+    void reconfigure(BridgeConfig next) {
+        BridgeConfig previous = config;
+        reconciler.apply(next.registries());
+        if (!next.aggregator().equals(previous.aggregator()))
+            log.warn("config: aggregator changes apply after a restart");
+        if (!next.admin().equals(previous.admin())) log.warn("config: admin changes apply after a restart");
+        if (!next.reload().equals(previous.reload())) log.warn("config: reload changes apply after a restart");
+        config = next;
+    }
+
+    public ServiceAggregator aggregator() {
+        return aggregator;
+    }
+
+    public PrometheusMeterRegistry meters() {
+        return meters;
+    }
+
+    public RegistryReconciler reconciler() {
+        return reconciler;
+    }
+
+    /** The admin server's port (useful when configured as 0), or -1 when it is off. */
+    public int adminPort() {
+        return admin == null ? -1 : admin.port();
+    }
+
+    public BridgeConfig config() {
+        return config;
+    }
+
+    /** Re-reads the configuration file now instead of waiting for the interval (tests). */
+    void checkConfigFile() {
+        if (fileWatcher != null) fileWatcher.check();
+    }
+
+    /** True once every registry has synced, or passed its sync timeout. */
+    public boolean ready() {
+        return reconciler.running().stream()
+                .allMatch(r -> r.status().ready(r.config().syncTimeout()));
+    }
+
+    private AdminServer.Health readiness() {
+        Map<String, Object> body = new LinkedHashMap<>();
+        List<String> pending = new ArrayList<>();
+        for (RegistryReconciler.Running r : reconciler.running()) {
+            if (!r.status().ready(r.config().syncTimeout()))
+                pending.add(r.config().name());
+        }
+        body.put("ready", pending.isEmpty());
+        if (!pending.isEmpty()) body.put("waitingForFirstSync", pending);
+        body.put("services", aggregator.current().serviceCount());
+        body.put("catalogVersion", aggregator.current().version());
+        return new AdminServer.Health(pending.isEmpty(), body);
+    }
+
+    private AdminServer.Health liveness() {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("status", "ok");
+        List<Map<String, Object>> regs = new ArrayList<>();
+        for (RegistryReconciler.Running r : reconciler.running()) {
+            RegistryStatus s = r.status();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", s.registry());
+            m.put("type", s.type());
+            m.put("state", s.state().name());
+            if (s.lastError() != null) m.put("lastError", s.lastError());
+            regs.add(m);
+        }
+        body.put("registries", regs);
+        // a registry being down is not a reason to restart the bridge: that would throw away its last good state
+        return new AdminServer.Health(true, body);
+    }
+
+    /** Adds something to close with the bridge (closed before the aggregator, in reverse order of adding). */
+    void closeWith(AutoCloseable c) {
+        closeables.add(c);
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) return;
+        if (fileWatcher != null) fileWatcher.close();
+        if (admin != null) admin.close();
+        reconciler.close();
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            try {
+                closeables.get(i).close();
+            } catch (Exception e) {
+                log.warn("closing {} failed", closeables.get(i), e);
+            }
+        }
+        aggregator.close();
+        meters.close();
+        log.info("bridge stopped");
+    }
+}

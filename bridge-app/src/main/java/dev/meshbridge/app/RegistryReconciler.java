@@ -1,0 +1,138 @@
+package dev.meshbridge.app;
+
+import dev.meshbridge.core.aggregate.ServiceAggregator;
+import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.spi.RegistryWatcher;
+import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import dev.meshbridge.core.spi.WatcherContext;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the running watchers equal to the configured registries, as Higress's registry reconciler does.
+ *
+ * <p>{@link #apply} compares the new {@code registries:} list with the running watchers by name:
+ *
+ * <ol>
+ *   <li>a new name starts a watcher;
+ *   <li>a removed name stops its watcher and removes its services from the catalog at once;
+ *   <li>a changed entry (not {@code equals}) restarts only that watcher; its services stay in the catalog meanwhile,
+ *       and the new watcher's first full sync removes what it no longer finds;
+ *   <li>an unchanged entry is left alone: its watcher keeps its connections and state.
+ * </ol>
+ */
+public final class RegistryReconciler implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(RegistryReconciler.class);
+
+    /** One running watcher with its configuration and status. */
+    public record Running(RegistryConfig config, RegistryWatcher watcher, RegistryStatus status) {}
+
+    private final ServiceAggregator aggregator;
+    private final Map<String, RegistryWatcherProvider> providers;
+    private final Consumer<RegistryStatus> onAdded;
+    private final Consumer<RegistryStatus> onRemoved;
+    private final Map<String, Running> running = new LinkedHashMap<>();
+    private boolean closed;
+
+    /**
+     * @param onAdded called for each new registry status (to register its metrics)
+     * @param onRemoved called for each status that goes away
+     */
+    public RegistryReconciler(
+            ServiceAggregator aggregator,
+            Map<String, RegistryWatcherProvider> providers,
+            Consumer<RegistryStatus> onAdded,
+            Consumer<RegistryStatus> onRemoved) {
+        this.aggregator = aggregator;
+        this.providers = Map.copyOf(providers);
+        this.onAdded = onAdded;
+        this.onRemoved = onRemoved;
+    }
+
+    /** Brings the running watchers in line with {@code configs}; returns what it did, one line per registry. */
+    public synchronized List<String> apply(List<RegistryConfig> configs) {
+        if (closed) return List.of();
+        List<String> actions = new ArrayList<>();
+        Map<String, RegistryConfig> wanted = new LinkedHashMap<>();
+        for (RegistryConfig c : configs) wanted.put(c.name(), c);
+
+        for (String name : List.copyOf(running.keySet())) {
+            if (!wanted.containsKey(name)) {
+                Running r = running.remove(name);
+                stop(r);
+                aggregator.removeRegistry(name);
+                onRemoved.accept(r.status());
+                actions.add("removed " + name);
+            }
+        }
+        for (RegistryConfig c : wanted.values()) {
+            Running r = running.get(c.name());
+            if (r != null && r.config().equals(c)) continue;
+            if (r != null) {
+                stop(r);
+                onRemoved.accept(r.status());
+                actions.add("restarted " + c.name());
+            } else {
+                actions.add("started " + c.name());
+            }
+            running.put(c.name(), start(c));
+        }
+        for (String a : actions) log.info("registries: {}", a);
+        return actions;
+    }
+
+    private Running start(RegistryConfig config) {
+        RegistryStatus status = new RegistryStatus(config.name(), config.type());
+        onAdded.accept(status);
+        aggregator.configureRegistry(config.name(), config.emptyService());
+        RegistryWatcherProvider provider = providers.get(config.type());
+        RegistryWatcher watcher = null;
+        try {
+            watcher = provider.create(config, new WatcherContext(config, aggregator, status));
+            watcher.start();
+            log.info("registry={} type={} addresses={} watching", config.name(), config.type(), config.addresses());
+        } catch (RuntimeException e) {
+            status.error("cannot start the watcher", e);
+            status.disconnected("watcher failed to start: " + e.getMessage());
+            if (watcher != null) closeQuietly(watcher);
+            watcher = null;
+        }
+        return new Running(config, watcher, status);
+    }
+
+    private static void stop(Running r) {
+        if (r.watcher() != null) closeQuietly(r.watcher());
+        r.status().stopped();
+    }
+
+    private static void closeQuietly(RegistryWatcher w) {
+        try {
+            w.close();
+        } catch (RuntimeException e) {
+            log.warn("watcher {} failed to close cleanly", w, e);
+        }
+    }
+
+    /** The running registries, in configuration order. */
+    public synchronized Collection<Running> running() {
+        return List.copyOf(running.values());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        List<Running> all = new ArrayList<>(running.values());
+        java.util.Collections.reverse(all);
+        for (Running r : all) stop(r);
+        running.clear();
+    }
+}

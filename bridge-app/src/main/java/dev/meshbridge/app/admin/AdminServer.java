@@ -1,0 +1,189 @@
+package dev.meshbridge.app.admin;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.ser.std.ToStringSerializer;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.meshbridge.core.admin.DebugSource;
+import dev.meshbridge.core.config.Secret;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin HTTP server: {@code /ready}, {@code /healthz}, {@code /metrics} (Prometheus text) and {@code /debug/...}
+ * (JSON views contributed as {@link DebugSource}s). Requests are served on virtual threads.
+ */
+public final class AdminServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
+
+    /** A health answer: HTTP status and a JSON body. */
+    public record Health(boolean ok, Object body) {}
+
+    private final HttpServer server;
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final List<DebugSource> debugSources = new CopyOnWriteArrayList<>();
+    private final ObjectMapper json;
+
+    /**
+     * @param ready answers {@code /ready}
+     * @param healthz answers {@code /healthz}
+     * @param metrics renders {@code /metrics} in the Prometheus text format
+     */
+    public AdminServer(
+            String address, int port, Supplier<Health> ready, Supplier<Health> healthz, Supplier<String> metrics)
+            throws IOException {
+        this.json = new ObjectMapper()
+                .registerModule(new JavaTimeModule())
+                .registerModule(new SimpleModule().addSerializer(Secret.class, ToStringSerializer.instance))
+                .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+                .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
+                .enable(SerializationFeature.INDENT_OUTPUT);
+        this.server = HttpServer.create(new InetSocketAddress(address, port), 64);
+        server.setExecutor(executor);
+        server.createContext("/ready", ex -> health(ex, ready.get()));
+        server.createContext("/healthz", ex -> health(ex, healthz.get()));
+        server.createContext("/metrics", ex -> {
+            if (!isGet(ex)) return;
+            send(
+                    ex,
+                    200,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    metrics.get().getBytes(StandardCharsets.UTF_8));
+        });
+        server.createContext("/debug", this::debug);
+        server.createContext("/", ex -> {
+            if (!isGet(ex)) return;
+            if (!ex.getRequestURI().getPath().equals("/")) {
+                sendJson(ex, 404, Map.of("error", "not found", "see", "/debug"));
+                return;
+            }
+            sendJson(ex, 200, index());
+        });
+    }
+
+    public void start() {
+        server.start();
+        log.info(
+                "admin server listening on http://{}:{}/ (ready, healthz, metrics, debug)",
+                server.getAddress().getHostString(),
+                port());
+    }
+
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    /** Adds a page under {@code /debug/<name>}. */
+    public void addDebugSource(DebugSource source) {
+        debugSources.removeIf(s -> s.name().equals(source.name()));
+        debugSources.add(source);
+    }
+
+    private Map<String, Object> index() {
+        Map<String, Object> pages = new LinkedHashMap<>();
+        pages.put(
+                "/ready",
+                "200 once every registry has synced (or passed its syncTimeout), else 503 naming what is pending");
+        pages.put("/healthz", "200 while the bridge runs; lists each registry's connection state");
+        pages.put("/metrics", "Prometheus metrics");
+        for (DebugSource s : debugSources) pages.put("/debug/" + s.name(), s.description());
+        return pages;
+    }
+
+    private void debug(HttpExchange ex) throws IOException {
+        if (!isGet(ex)) return;
+        String path = ex.getRequestURI().getPath();
+        String name = path.length() <= "/debug/".length()
+                ? ""
+                : path.substring("/debug/".length()).replaceAll("/+$", "");
+        if (name.isEmpty()) {
+            sendJson(ex, 200, index());
+            return;
+        }
+        for (DebugSource s : debugSources) {
+            if (s.name().equals(name)) {
+                Object body;
+                try {
+                    body = s.debug(query(ex.getRequestURI().getRawQuery()));
+                } catch (RuntimeException e) {
+                    log.warn("debug page {} failed", name, e);
+                    sendJson(ex, 500, Map.of("error", String.valueOf(e)));
+                    return;
+                }
+                sendJson(ex, 200, body);
+                return;
+            }
+        }
+        sendJson(ex, 404, Map.of("error", "no debug page '" + name + "'", "pages", index().keySet()));
+    }
+
+    private void health(HttpExchange ex, Health h) throws IOException {
+        if (!isGet(ex)) return;
+        sendJson(ex, h.ok() ? 200 : 503, h.body());
+    }
+
+    private boolean isGet(HttpExchange ex) throws IOException {
+        if (ex.getRequestMethod().equals("GET") || ex.getRequestMethod().equals("HEAD")) return true;
+        send(ex, 405, "text/plain", "only GET\n".getBytes(StandardCharsets.UTF_8));
+        return false;
+    }
+
+    private void sendJson(HttpExchange ex, int status, Object body) throws IOException {
+        byte[] bytes;
+        try {
+            bytes = json.writeValueAsBytes(body);
+        } catch (IOException e) {
+            log.warn("cannot render {} as JSON", ex.getRequestURI(), e);
+            status = 500;
+            bytes = ("{\"error\":\"cannot render: " + e.getMessage().replace('"', '\'') + "\"}")
+                    .getBytes(StandardCharsets.UTF_8);
+        }
+        send(ex, status, "application/json", bytes);
+    }
+
+    private static void send(HttpExchange ex, int status, String contentType, byte[] body) throws IOException {
+        ex.getResponseHeaders().set("Content-Type", contentType);
+        boolean head = ex.getRequestMethod().equals("HEAD");
+        ex.sendResponseHeaders(status, head ? -1 : body.length);
+        if (!head) {
+            try (OutputStream out = ex.getResponseBody()) {
+                out.write(body);
+            }
+        }
+        ex.close();
+    }
+
+    static Map<String, String> query(String raw) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (raw == null || raw.isEmpty()) return out;
+        for (String pair : raw.split("&")) {
+            int eq = pair.indexOf('=');
+            String k = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+            String v = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+            out.put(k, v);
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}

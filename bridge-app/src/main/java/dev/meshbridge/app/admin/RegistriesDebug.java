@@ -1,0 +1,75 @@
+package dev.meshbridge.app.admin;
+
+import dev.meshbridge.app.RegistryReconciler;
+import dev.meshbridge.core.admin.DebugSource;
+import dev.meshbridge.core.aggregate.ServiceAggregator;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/** {@code /debug/registries}: each configured registry, its options (credentials masked), state and counters. */
+public final class RegistriesDebug implements DebugSource {
+
+    /** One registry. */
+    public record Registry(
+            String name,
+            String type,
+            List<String> addresses,
+            String state,
+            boolean synced,
+            Instant lastSync,
+            String lastError,
+            Instant lastErrorAt,
+            int services,
+            long instances,
+            long skipped,
+            long errors,
+            long droppedLabels,
+            Object options) {}
+
+    private final Supplier<java.util.Collection<RegistryReconciler.Running>> running;
+    private final ServiceAggregator aggregator;
+
+    public RegistriesDebug(
+            Supplier<java.util.Collection<RegistryReconciler.Running>> running, ServiceAggregator aggregator) {
+        this.running = running;
+        this.aggregator = aggregator;
+    }
+
+    @Override
+    public String name() {
+        return "registries";
+    }
+
+    @Override
+    public String description() {
+        return "configured registries: connection state, last sync, counters, options (credentials masked)";
+    }
+
+    @Override
+    public Object debug(Map<String, String> query) {
+        Map<String, ServiceAggregator.RegistryCounts> counts = aggregator.registryCounts();
+        return running.get().stream()
+                .map(r -> {
+                    var c = counts.getOrDefault(r.config().name(), new ServiceAggregator.RegistryCounts(0, 0));
+                    var s = r.status();
+                    return new Registry(
+                            r.config().name(),
+                            r.config().type(),
+                            r.config().addresses(),
+                            s.state().name(),
+                            s.hasSynced(),
+                            s.lastSyncAt(),
+                            s.lastError(),
+                            s.lastErrorAt(),
+                            c.services(),
+                            c.endpoints(),
+                            s.skippedCount(),
+                            s.errorCount(),
+                            s.droppedLabelCount(),
+                            r.config().options());
+                })
+                .toList();
+    }
+}

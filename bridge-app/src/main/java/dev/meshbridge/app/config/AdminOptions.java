@@ -1,0 +1,31 @@
+package dev.meshbridge.app.config;
+
+import dev.meshbridge.core.config.ConfigNode;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+
+/**
+ * The {@code admin:} section: where the admin HTTP server ({@code /ready}, {@code /healthz}, {@code /metrics},
+ * {@code /debug/...}) listens.
+ *
+ * @param enabled false turns the admin server off
+ * @param address bind address, default 127.0.0.1 (the debug pages show the whole catalog: keep it local unless
+ *     needed)
+ * @param port default 15080; 0 picks a free port
+ */
+public record AdminOptions(boolean enabled, String address, int port) {
+
+    public static final AdminOptions DEFAULTS = new AdminOptions(true, "127.0.0.1", 15080);
+
+    public static AdminOptions parse(ConfigNode section) {
+        boolean enabled = section.bool("enabled", true);
+        String address = section.string("address", DEFAULTS.address());
+        try {
+            InetAddress.getByName(address);
+        } catch (UnknownHostException e) {
+            section.problem("address", "'" + address + "' is not an address of this machine");
+        }
+        int port = section.integer("port", DEFAULTS.port(), 0, 65535);
+        return new AdminOptions(enabled, address, port);
+    }
+}

@@ -1,0 +1,58 @@
+package dev.meshbridge.app.config;
+
+import dev.meshbridge.core.aggregate.ServiceAggregator;
+import dev.meshbridge.core.config.ConfigException;
+import dev.meshbridge.core.config.ConfigNode;
+import dev.meshbridge.core.config.RegistriesConfig;
+import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The whole validated {@code bridge.yaml}. Sections: {@code registries} (see {@link RegistriesConfig} and each
+ * registry type's options), {@code aggregator}, {@code admin}, {@code reload}.
+ *
+ * @param registries the registries to watch, in file order
+ * @param aggregator coalescing of changes ({@code quietPeriod} default 10ms, {@code maxDelay} default 50ms)
+ * @param admin the admin HTTP server
+ * @param reload watching this file for changes
+ */
+public record BridgeConfig(
+        List<RegistryConfig> registries,
+        ServiceAggregator.Options aggregator,
+        AdminOptions admin,
+        ReloadOptions reload) {
+
+    public BridgeConfig {
+        registries = List.copyOf(registries);
+    }
+
+    /** Parses and validates; every problem in the file is reported at once, each with its line and field. */
+    public static BridgeConfig parse(ConfigNode root, Map<String, RegistryWatcherProvider> providers)
+            throws ConfigException {
+        List<RegistryConfig> registries = RegistriesConfig.parse(root, providers);
+        ConfigNode agg = root.section("aggregator");
+        Duration quiet = agg.duration("quietPeriod", ServiceAggregator.Options.DEFAULTS.quietPeriod());
+        Duration max = agg.duration("maxDelay", ServiceAggregator.Options.DEFAULTS.maxDelay());
+        if (max.compareTo(quiet) < 0)
+            agg.problem("maxDelay", "must not be shorter than quietPeriod (" + quiet.toMillis() + "ms)");
+        if (max.compareTo(Duration.ofSeconds(10)) > 0)
+            agg.problem("maxDelay", "at most 10s; changes would reach proxies too late");
+        AdminOptions admin = AdminOptions.parse(root.section("admin"));
+        ReloadOptions reload = ReloadOptions.parse(root.section("reload"));
+        root.finish();
+        return new BridgeConfig(registries, new ServiceAggregator.Options(quiet, max), admin, reload);
+    }
+
+    public static BridgeConfig load(Path file, Map<String, RegistryWatcherProvider> providers) throws ConfigException {
+        return parse(ConfigNode.parse(file), providers);
+    }
+
+    public static BridgeConfig parse(String source, String yaml, Map<String, RegistryWatcherProvider> providers)
+            throws ConfigException {
+        return parse(ConfigNode.parse(source, yaml), providers);
+    }
+}

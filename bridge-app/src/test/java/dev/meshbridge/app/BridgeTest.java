@@ -1,0 +1,203 @@
+package dev.meshbridge.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.meshbridge.app.config.BridgeConfig;
+import dev.meshbridge.core.config.RegistriesConfig;
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BridgeTest {
+
+    private static final Map<String, RegistryWatcherProvider> PROVIDERS = RegistriesConfig.loadProviders();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private Bridge bridge;
+
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void stop() {
+        if (bridge != null) bridge.close();
+    }
+
+    private Bridge start(String yaml) throws Exception {
+        Path file = dir.resolve("bridge.yaml");
+        Files.writeString(file, yaml);
+        bridge = Bridge.start(BridgeConfig.load(file, PROVIDERS), file, PROVIDERS);
+        return bridge;
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + bridge.adminPort() + path))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private void rewrite(String yaml) throws Exception {
+        Files.writeString(dir.resolve("bridge.yaml"), yaml);
+        bridge.checkConfigFile();
+    }
+
+    private static String config(String registries) {
+        return "admin: {port: 0}\nreload: {interval: 1h}\nregistries:\n" + registries;
+    }
+
+    @Test
+    void admin_servesReadyHealthMetricsAndCatalog() throws Exception {
+        start(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [orders, users]
+                """));
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("/ready").statusCode() == 200);
+        assertThat(get("/ready").body()).contains("\"ready\" : true").contains("\"services\" : 2");
+        assertThat(get("/healthz").body()).contains("\"name\" : \"one\"").contains("\"state\" : \"UP\"");
+
+        String metrics = get("/metrics").body();
+        assertThat(metrics)
+                .contains("meshbridge_registry_services{registry=\"one\",type=\"fixed\"} 2.0")
+                .contains("meshbridge_registry_instances{registry=\"one\",type=\"fixed\"} 2.0")
+                .contains("meshbridge_registry_up{registry=\"one\",type=\"fixed\"} 1.0")
+                .contains("meshbridge_registry_skipped_total{registry=\"one\",type=\"fixed\"} 0.0")
+                .contains("meshbridge_catalog_services 2.0");
+
+        HttpResponse<String> catalog = get("/debug/catalog?service=orders");
+        assertThat(catalog.statusCode()).isEqualTo(200);
+        assertThat(catalog.body())
+                .contains("\"host\" : \"orders.fixed\"")
+                .doesNotContain("users.fixed")
+                .contains("\"address\" : \"10.0.0.1\"")
+                .contains("\"routable\" : true");
+        assertThat(get("/debug/catalog?registry=nope").body()).contains("\"shown\" : 0");
+        assertThat(get("/debug/registries").body())
+                .contains("\"name\" : \"one\"")
+                .contains("\"synced\" : true");
+        assertThat(get("/debug/nothing").statusCode()).isEqualTo(404);
+        assertThat(get("/").body()).contains("/debug/catalog");
+    }
+
+    @Test
+    void ready_isUnavailableWhileARegistryHasNotSynced_andNamesIt() throws Exception {
+        start(config("""
+                  - type: fixed
+                    name: quick
+                    addresses: [x]
+                    services: [a]
+                  - type: fixed
+                    name: slow
+                    addresses: [x]
+                    services: [b]
+                    sync: false
+                    syncTimeout: 1h
+                """));
+        HttpResponse<String> ready = get("/ready");
+        assertThat(ready.statusCode()).isEqualTo(503);
+        assertThat(ready.body()).contains("\"waitingForFirstSync\" : [ \"slow\" ]");
+        assertThat(bridge.ready()).isFalse();
+    }
+
+    @Test
+    void ready_aRegistryPastItsSyncTimeout_noLongerHoldsReadiness() throws Exception {
+        start(config("""
+                  - type: fixed
+                    name: slow
+                    addresses: [x]
+                    services: [b]
+                    sync: false
+                    syncTimeout: 200ms
+                """));
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("/ready").statusCode() == 200);
+    }
+
+    @Test
+    void reload_restartsOnlyChangedRegistries_andRemovesDeletedOnes() throws Exception {
+        start(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                  - type: fixed
+                    name: two
+                    addresses: [x]
+                    services: [b]
+                """));
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+        int starts = FixedRegistryProvider.STARTS.get();
+        int stops = FixedRegistryProvider.STOPS.get();
+
+        rewrite(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                  - type: fixed
+                    name: two
+                    addresses: [x]
+                    services: [b, c]
+                    ip: 10.0.0.7
+                  - type: fixed
+                    name: three
+                    addresses: [x]
+                    services: [d]
+                """));
+        await().until(() -> bridge.aggregator()
+                .current()
+                .services()
+                .keySet()
+                .containsAll(java.util.List.of("a.fixed", "b.fixed", "c.fixed", "d.fixed")));
+        assertThat(FixedRegistryProvider.STARTS.get() - starts)
+                .as("two restarted, three started; one untouched")
+                .isEqualTo(2);
+        assertThat(FixedRegistryProvider.STOPS.get() - stops).isEqualTo(1);
+        assertThat(bridge.aggregator().current().service("b.fixed").endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.7");
+
+        rewrite(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                """));
+        await().until(() -> bridge.aggregator().current().services().keySet().equals(java.util.Set.of("a.fixed")));
+        assertThat(get("/metrics").body()).doesNotContain("registry=\"two\"").contains("registry=\"one\"");
+    }
+
+    @Test
+    void reload_badEdit_isRefusedAndRunningStateKept() throws Exception {
+        start(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                """));
+        await().until(() -> bridge.aggregator().current().serviceCount() == 1);
+        int starts = FixedRegistryProvider.STARTS.get();
+        rewrite(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    servics: [a, b]
+                """));
+        assertThat(bridge.reconciler().running())
+                .singleElement()
+                .satisfies(r -> assertThat(r.config().name()).isEqualTo("one"));
+        assertThat(bridge.aggregator().flushNow().join().services().keySet()).containsExactly("a.fixed");
+        assertThat(FixedRegistryProvider.STARTS.get()).isEqualTo(starts);
+    }
+}
