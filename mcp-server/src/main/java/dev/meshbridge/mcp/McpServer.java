@@ -36,6 +36,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -49,6 +50,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -98,7 +100,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     // --- owned by the executor thread ---
     private final Map<McpKind, ResourceTable> tables = new EnumMap<>(McpKind.class);
-    private final Map<String, ServiceTranslation> translations = new HashMap<>();
+    private final Map<String, Applied> translations = new HashMap<>();
     private final Set<String> conflicted = new HashSet<>();
     private final Map<Long, McpStream> streams = new LinkedHashMap<>();
     private MeshSnapshot applied;
@@ -160,7 +162,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     public void start() throws IOException {
         if (!state.compareAndSet(State.LATENT, State.STARTED)) {
             throw new IllegalStateException(
-                    "MCP server already " + state.get().name().toLowerCase());
+                    "MCP server already " + state.get().name().toLowerCase(Locale.ROOT));
         }
         AdsService service = new AdsService();
         server = NettyServerBuilder.forAddress(new InetSocketAddress(options.bindAddress(), options.port()))
@@ -178,7 +180,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 options.bindAddress(),
                 server.getPort(),
                 options.namespace(),
-                options.endpointMode().name().toLowerCase(),
+                modeName(),
                 options.initialSyncTimeout());
         if (options.initialSyncTimeout().isZero()) {
             enqueue(() -> becomeReady("initialSyncTimeout is 0"));
@@ -188,6 +190,10 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     options.initialSyncTimeout().toNanos(),
                     TimeUnit.NANOSECONDS);
         }
+    }
+
+    private String modeName() {
+        return options.endpointMode().name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     /** The port the server listens on (the actual one when configured as 0); the configured port before start. */
@@ -296,12 +302,12 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 executor);
     }
 
-    /** The resources of a kind being served, by {@code namespace/name}. */
-    CompletableFuture<Map<String, McpResource>> served(McpKind kind) {
+    /** The versions of the resources of a kind being served, by {@code namespace/name}. */
+    CompletableFuture<Map<String, String>> servedVersions(McpKind kind) {
         return CompletableFuture.supplyAsync(
                 () -> {
-                    Map<String, McpResource> out = new LinkedHashMap<>();
-                    for (Served s : tables.get(kind).all()) out.put(s.name(), s.resource());
+                    Map<String, String> out = new LinkedHashMap<>();
+                    for (Served s : tables.get(kind).all()) out.put(s.name(), s.version());
                     return out;
                 },
                 executor);
@@ -381,7 +387,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
      * @return true when some resource name was given up
      */
     private boolean applyService(String host, MeshService service, Map<McpKind, Set<String>> changed, boolean force) {
-        ServiceTranslation old = translations.get(host);
+        Applied old = translations.get(host);
         if (service == null) {
             if (old == null) return false;
             translations.remove(host);
@@ -391,10 +397,11 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         }
         if (!force && old != null && old.serviceVersion().equals(service.version())) return false;
         ServiceTranslation next = claimNames(translator.translate(service));
-        translations.put(host, next);
+        Applied applied = Applied.of(next);
+        translations.put(host, applied);
         if (old != null) account(old, -1);
-        account(next, 1);
-        report(old, next);
+        account(applied, 1);
+        report(old, applied);
         return replace(old, next, changed);
     }
 
@@ -403,9 +410,9 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         List<String> taken = new ArrayList<>();
         for (McpResource r : t.resources()) {
             Served existing = tables.get(r.kind()).get(r.fullName());
-            if (existing != null && !existing.resource().host().equals(t.host())) {
-                taken.add(r.kind().kind() + " " + r.fullName() + " is already served for host "
-                        + existing.resource().host() + " (check the resourceName template)");
+            if (existing != null && !existing.host().equals(t.host())) {
+                taken.add(r.kind().kind() + " " + r.fullName() + " is already served for host " + existing.host()
+                        + " (check the resourceName template)");
             }
         }
         if (taken.isEmpty()) {
@@ -416,7 +423,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         return t.refused(taken);
     }
 
-    private boolean replace(ServiceTranslation old, ServiceTranslation next, Map<McpKind, Set<String>> changed) {
+    private boolean replace(Applied old, ServiceTranslation next, Map<McpKind, Set<String>> changed) {
         Map<McpKind, Set<String>> keep = new EnumMap<>(McpKind.class);
         if (next != null) {
             Timestamp now = null;
@@ -432,17 +439,17 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     if (now == null) now = timestamp(clock.instant());
                     created = now;
                 }
-                table.put(new Served(r, created, r.toAny(created)));
+                table.put(new Served(r.fullName(), r.version(), r.host(), created, r.toAny(created)));
                 changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
             }
         }
         boolean freed = false;
         if (old != null) {
-            for (McpResource r : old.resources()) {
-                if (keep.getOrDefault(r.kind(), Set.of()).contains(r.fullName())) continue;
-                Served removed = tables.get(r.kind()).remove(r.fullName());
+            for (Applied.Ref r : old.resources()) {
+                if (keep.getOrDefault(r.kind(), Set.of()).contains(r.name())) continue;
+                Served removed = tables.get(r.kind()).remove(r.name());
                 if (removed != null) {
-                    changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+                    changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.name());
                     freed = true;
                 }
             }
@@ -450,12 +457,12 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         return freed;
     }
 
-    private void account(ServiceTranslation t, int sign) {
+    private void account(Applied t, int sign) {
         if (!t.served()) refusedCount += sign;
         noteCount += (long) sign * t.notes().size();
     }
 
-    private void report(ServiceTranslation old, ServiceTranslation next) {
+    private void report(Applied old, Applied next) {
         if (!next.served()) {
             metrics.skipped();
             if (old == null || !old.problems().equals(next.problems())) {
@@ -500,6 +507,28 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         }
     }
 
+    /** What the server keeps of a translation once applied: names, not bodies (those live in the tables). */
+    private record Applied(
+            String host,
+            String serviceVersion,
+            String registry,
+            List<Ref> resources,
+            List<String> problems,
+            List<String> notes) {
+
+        record Ref(McpKind kind, String name) {}
+
+        static Applied of(ServiceTranslation t) {
+            List<Ref> refs = new ArrayList<>(t.resources().size());
+            for (McpResource r : t.resources()) refs.add(new Ref(r.kind(), r.fullName()));
+            return new Applied(t.host(), t.serviceVersion(), t.registry(), List.copyOf(refs), t.problems(), t.notes());
+        }
+
+        boolean served() {
+            return problems.isEmpty();
+        }
+    }
+
     // ------------------------------------------------------------------ /debug/mcp
 
     /** The page as JSON-ready records. */
@@ -534,7 +563,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             Thread.currentThread().interrupt();
             return Map.of("error", "interrupted");
         } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
-            return Map.of("state", state.get().name().toLowerCase(), "error", e.toString());
+            return Map.of("state", state.get().name().toLowerCase(Locale.ROOT), "error", e.toString());
         }
     }
 
@@ -556,7 +585,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     new KindView(e.getValue().size(), e.getValue().version()));
             if (!kindFilter.isEmpty() && !kindFilter.equalsIgnoreCase(e.getKey().kind())) continue;
             for (Served s : e.getValue().all()) {
-                if (!hostFilter.isEmpty() && !s.resource().host().contains(hostFilter)) continue;
+                if (!hostFilter.isEmpty() && !s.host().contains(hostFilter)) continue;
                 if (served.size() >= limit) {
                     truncated = true;
                     break;
@@ -566,13 +595,13 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                         e.getKey().kind(),
                         s.name(),
                         s.version(),
-                        s.resource().host(),
+                        s.host(),
                         Instant.ofEpochSecond(c.getSeconds(), c.getNanos())));
             }
         }
         List<ServiceView> skipped = new ArrayList<>();
         List<ServiceView> dropped = new ArrayList<>();
-        for (ServiceTranslation t : new TreeMap<>(translations).values()) {
+        for (Applied t : new TreeMap<>(translations).values()) {
             if (!hostFilter.isEmpty() && !t.host().contains(hostFilter)) continue;
             if (!t.served()) skipped.add(new ServiceView(t.host(), t.registry(), t.problems()));
             if (!t.notes().isEmpty()) dropped.add(new ServiceView(t.host(), t.registry(), t.notes()));
@@ -584,7 +613,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 options.bindAddress() + ":" + (s == null ? options.port() : s.getPort()),
                 ready,
                 options.namespace(),
-                options.endpointMode().name().toLowerCase().replace('_', '-'),
+                modeName(),
                 applied == null ? -1 : applied.sequence(),
                 applied == null ? "" : applied.version(),
                 kinds,
@@ -605,26 +634,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             ServerCallStreamObserver<DiscoveryResponse> observer =
                     (ServerCallStreamObserver<DiscoveryResponse>) responseObserver;
             SotwStream stream = new SotwStream(streamIds.incrementAndGet(), peer(), observer, streamContext);
-            wire(stream, observer);
-            return new StreamObserver<>() {
-                @Override
-                public void onNext(DiscoveryRequest request) {
-                    enqueue(() -> stream.onRequest(request));
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                    enqueue(() -> removeStream(stream, Status.fromThrowable(t).toString()));
-                }
-
-                @Override
-                public void onCompleted() {
-                    enqueue(() -> {
-                        stream.complete(Status.OK);
-                        removeStream(stream, "client closed the stream");
-                    });
-                }
-            };
+            return wire(stream, observer, stream::onRequest);
         }
 
         @Override
@@ -633,11 +643,19 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             ServerCallStreamObserver<DeltaDiscoveryResponse> observer =
                     (ServerCallStreamObserver<DeltaDiscoveryResponse>) responseObserver;
             DeltaStream stream = new DeltaStream(streamIds.incrementAndGet(), peer(), observer, streamContext);
-            wire(stream, observer);
+            return wire(stream, observer, stream::onRequest);
+        }
+
+        /** Connects a stream to gRPC: callbacks only enqueue work for the server's thread. */
+        private <Q> StreamObserver<Q> wire(
+                McpStream stream, ServerCallStreamObserver<?> observer, Consumer<Q> onRequest) {
+            observer.setOnReadyHandler(() -> enqueue(stream::resume));
+            observer.setOnCancelHandler(() -> enqueue(() -> removeStream(stream, "cancelled by the client")));
+            enqueue(() -> addStream(stream));
             return new StreamObserver<>() {
                 @Override
-                public void onNext(DeltaDiscoveryRequest request) {
-                    enqueue(() -> stream.onRequest(request));
+                public void onNext(Q request) {
+                    enqueue(() -> onRequest.accept(request));
                 }
 
                 @Override
@@ -653,12 +671,6 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     });
                 }
             };
-        }
-
-        private void wire(McpStream stream, ServerCallStreamObserver<?> observer) {
-            observer.setOnReadyHandler(() -> enqueue(stream::resume));
-            observer.setOnCancelHandler(() -> enqueue(() -> removeStream(stream, "cancelled by the client")));
-            enqueue(() -> addStream(stream));
         }
 
         private String peer() {

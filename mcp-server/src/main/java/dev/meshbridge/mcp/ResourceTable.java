@@ -16,21 +16,15 @@ import java.util.TreeMap;
 final class ResourceTable {
 
     /**
-     * A resource as it is on the wire.
+     * A resource as it is on the wire (only what serving needs is kept, so the catalog is held once).
      *
-     * @param resource the resource
+     * @param name {@code namespace/name}
+     * @param version the resource's content version
+     * @param host the catalog host it was made from
      * @param createTime when the server first served this name (kept while the resource exists)
      * @param wire the {@code istio.mcp.v1alpha1.Resource} Any that goes into responses
      */
-    record Served(McpResource resource, Timestamp createTime, Any wire) {
-        String name() {
-            return resource.fullName();
-        }
-
-        String version() {
-            return resource.version();
-        }
-    }
+    record Served(String name, String version, String host, Timestamp createTime, Any wire) {}
 
     private final TreeMap<String, Served> byName = new TreeMap<>();
     private long sum;

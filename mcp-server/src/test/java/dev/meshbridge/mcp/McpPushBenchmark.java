@@ -171,7 +171,7 @@ class McpPushBenchmark {
     private static Map<String, String> versions(McpServer server) {
         Map<String, String> out = new TreeMap<>();
         for (McpKind kind : McpKind.values()) {
-            server.served(kind).join().forEach((name, r) -> out.put(kind + "/" + name, r.version()));
+            server.servedVersions(kind).join().forEach((name, v) -> out.put(kind + "/" + name, v));
         }
         return out;
     }
