@@ -5,6 +5,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.Message;
 import com.google.protobuf.Timestamp;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.meshbridge.core.util.Hash64;
 import dev.meshbridge.mcp.api.mcp.v1alpha1.Metadata;
 import dev.meshbridge.mcp.api.mcp.v1alpha1.Resource;
@@ -95,16 +96,16 @@ public record McpResource(
     }
 
     static ByteString deterministicBytes(Message message) {
+        byte[] bytes = new byte[message.getSerializedSize()];
+        CodedOutputStream coded = CodedOutputStream.newInstance(bytes);
+        coded.useDeterministicSerialization();
         try {
-            ByteString.Output out = ByteString.newOutput(message.getSerializedSize());
-            CodedOutputStream coded = CodedOutputStream.newInstance(out);
-            coded.useDeterministicSerialization();
             message.writeTo(coded);
-            coded.flush();
-            return out.toByteString();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        coded.checkNoSpaceLeft();
+        return UnsafeByteOperations.unsafeWrap(bytes); // the array is never touched again
     }
 
     private static void putBytes(Hash64 h, ByteString bytes) {

@@ -396,7 +396,20 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             return replace(old, null, changed);
         }
         if (!force && old != null && old.serviceVersion().equals(service.version())) return false;
-        ServiceTranslation next = claimNames(translator.translate(service));
+        ServiceTranslation next;
+        try {
+            next = claimNames(translator.translate(service));
+        } catch (RuntimeException e) {
+            // a bug must cost this one service, never the others
+            log.error("service host={}: translation failed", host, e);
+            next = new ServiceTranslation(
+                    host,
+                    service.version(),
+                    service.origin().registry(),
+                    List.of(),
+                    List.of("translation failed: " + e),
+                    List.of());
+        }
         Applied applied = Applied.of(next);
         translations.put(host, applied);
         if (old != null) account(old, -1);
@@ -540,11 +553,40 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             long snapshotSequence,
             String catalogVersion,
             Map<String, KindView> resources,
-            List<McpStream.ClientView> clients,
+            List<ClientView> clients,
             List<ServiceView> skipped,
             List<ServiceView> droppedEndpoints,
             List<ServedView> served,
             boolean servedTruncated) {}
+
+    /** The last NACK on a type. */
+    public record Nack(String nonce, String version, String message, Instant at) {}
+
+    /** One subscribed type, as {@code /debug/mcp} shows it. */
+    public record TypeView(
+            String typeUrl,
+            String kind,
+            Instant subscribedAt,
+            int resourcesSent,
+            String lastSentVersion,
+            String lastSentNonce,
+            Instant lastSentAt,
+            String lastAckedVersion,
+            Instant lastAckedAt,
+            boolean inSync,
+            long acks,
+            long nacks,
+            Nack lastNack) {}
+
+    /** One client, as {@code /debug/mcp} shows it. */
+    public record ClientView(
+            long id,
+            String protocol,
+            String peer,
+            String nodeId,
+            Map<String, String> nodeMetadata,
+            Instant connectedAt,
+            List<TypeView> types) {}
 
     /** Resources of one kind. */
     public record KindView(int count, String version) {}
@@ -606,7 +648,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             if (!t.served()) skipped.add(new ServiceView(t.host(), t.registry(), t.problems()));
             if (!t.notes().isEmpty()) dropped.add(new ServiceView(t.host(), t.registry(), t.notes()));
         }
-        List<McpStream.ClientView> clients = new ArrayList<>();
+        List<ClientView> clients = new ArrayList<>();
         for (McpStream s : streams.values()) clients.add(s.view());
         Server s = server;
         return new DebugView(

@@ -7,7 +7,6 @@ import io.grpc.stub.ServerCallStreamObserver;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -45,35 +44,6 @@ abstract class McpStream {
         Instant now();
     }
 
-    /** The last NACK on a type. */
-    record Nack(String nonce, String version, String message, Instant at) {}
-
-    /** One subscribed type, as {@code /debug/mcp} shows it. */
-    record TypeView(
-            String typeUrl,
-            String kind,
-            Instant subscribedAt,
-            int resourcesSent,
-            String lastSentVersion,
-            String lastSentNonce,
-            Instant lastSentAt,
-            String lastAckedVersion,
-            Instant lastAckedAt,
-            boolean inSync,
-            long acks,
-            long nacks,
-            Nack lastNack) {}
-
-    /** One client, as {@code /debug/mcp} shows it. */
-    record ClientView(
-            long id,
-            String protocol,
-            String peer,
-            String nodeId,
-            Map<String, String> nodeMetadata,
-            Instant connectedAt,
-            List<TypeView> types) {}
-
     /** What every stream keeps per subscribed type. */
     abstract static class TypeState {
         final String typeUrl;
@@ -87,7 +57,7 @@ abstract class McpStream {
         Instant lastAckedAt;
         long acks;
         long nacks;
-        Nack lastNack;
+        McpServer.Nack lastNack;
 
         TypeState(String typeUrl, Instant now) {
             this.typeUrl = typeUrl;
@@ -95,8 +65,8 @@ abstract class McpStream {
             this.subscribedAt = now;
         }
 
-        TypeView view() {
-            return new TypeView(
+        McpServer.TypeView view() {
+            return new McpServer.TypeView(
                     typeUrl,
                     kind == null ? "" : kind.kind(),
                     subscribedAt,
@@ -157,7 +127,7 @@ abstract class McpStream {
     void answered(TypeState t, String ackedVersion, com.google.rpc.Status error, String nonce) {
         if (error != null) {
             t.nacks++;
-            t.lastNack = new Nack(nonce, t.lastSentVersion, error.getMessage(), ctx.now());
+            t.lastNack = new McpServer.Nack(nonce, t.lastSentVersion, error.getMessage(), ctx.now());
             ctx.metrics().nack(t.kind);
             log.warn(
                     "istiod client={} node={} protocol={} rejected type={} version={} nonce={}: {}",
@@ -226,7 +196,7 @@ abstract class McpStream {
         }
     }
 
-    ClientView view() {
+    McpServer.ClientView view() {
         Map<String, String> meta = new LinkedHashMap<>();
         if (node != null && node.hasMetadata()) {
             for (Map.Entry<String, Value> f : node.getMetadata().getFieldsMap().entrySet()) {
@@ -236,7 +206,7 @@ abstract class McpStream {
                         v.hasStringValue() ? v.getStringValue() : v.toString().trim());
             }
         }
-        return new ClientView(
+        return new McpServer.ClientView(
                 id,
                 protocol(),
                 peer,

@@ -107,11 +107,12 @@ public final class ServiceEntryTranslator {
             portNames.add(p.name());
         }
 
+        String selector = options.endpointMode() == EndpointMode.WORKLOAD_ENTRY ? selectorValue(name) : null;
         List<WorkloadEntry> workloads = new ArrayList<>();
         List<Endpoint> kept = new ArrayList<>();
         for (Endpoint e : service.endpoints()) {
             if (!e.routable() || !e.health().healthy()) continue;
-            WorkloadEntry we = workload(e, portNames, notes);
+            WorkloadEntry we = workload(e, portNames, selector, notes);
             if (we != null) {
                 workloads.add(we);
                 kept.add(e);
@@ -127,7 +128,6 @@ public final class ServiceEntryTranslator {
             resources.add(McpResource.of(
                     McpKind.SERVICE_ENTRY, options.namespace(), name, metadataLabels, built, service.host()));
         } else {
-            String selector = selectorValue(name);
             se.setWorkloadSelector(WorkloadSelector.newBuilder().putLabels(LABEL_SERVICE, selector));
             ServiceEntry built = se.build();
             problems.addAll(IstioValidation.serviceEntry(built));
@@ -136,9 +136,7 @@ public final class ServiceEntryTranslator {
             Set<String> names = new HashSet<>();
             for (int i = 0; i < workloads.size(); i++) {
                 Endpoint e = kept.get(i);
-                WorkloadEntry we = workloads.get(i).toBuilder()
-                        .putLabels(LABEL_SERVICE, selector)
-                        .build();
+                WorkloadEntry we = workloads.get(i);
                 String weName = workloadName(name, e);
                 if (!names.add(weName)) {
                     notes.add("endpoint " + describe(e) + " has the same WorkloadEntry name as another; left out");
@@ -161,8 +159,12 @@ public final class ServiceEntryTranslator {
                 service.host(), service.version(), service.origin().registry(), List.of(), problems, notes);
     }
 
-    /** The endpoint as an Istio workload, or null (with a note) when a STATIC ServiceEntry cannot carry it. */
-    private static WorkloadEntry workload(Endpoint e, Set<String> portNames, List<String> notes) {
+    /**
+     * The endpoint as an Istio workload, or null (with a note) when a STATIC ServiceEntry cannot carry it.
+     *
+     * @param selector the value of {@value #LABEL_SERVICE} in WorkloadEntry mode, else null
+     */
+    private static WorkloadEntry workload(Endpoint e, Set<String> portNames, String selector, List<String> notes) {
         if (!IpLiterals.isIp(e.address())) {
             notes.add("endpoint " + describe(e) + " left out: '" + e.address()
                     + "' is not an IP address, and a STATIC ServiceEntry needs one");
@@ -186,6 +188,7 @@ public final class ServiceEntryTranslator {
                 we.putLabels(l.getKey(), l.getValue());
             }
         }
+        if (selector != null) we.putLabels(LABEL_SERVICE, selector);
         String locality = locality(e.locality());
         if (locality == null) {
             notes.add("endpoint " + describe(e) + ": locality " + e.locality()

@@ -12,6 +12,8 @@ import static dev.meshbridge.mcp.ZookeeperRegistrations.springInstance;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.testing.TestCatalog;
 import dev.meshbridge.mcp.IstiodMcpClient.Config;
@@ -190,10 +192,10 @@ class McpServerIstiodTest {
         await().untilAsserted(() -> {
             McpServer.DebugView view = debug(Map.of());
             assertThat(view.clients()).hasSize(1);
-            McpStream.ClientView client = view.clients().get(0);
+            McpServer.ClientView client = view.clients().get(0);
             assertThat(client.nodeId()).isEqualTo(IstiodMcpClient.NODE_ID);
             assertThat(client.nodeMetadata()).containsEntry("ISTIO_VERSION", "65536.65536.65536");
-            assertThat(client.types()).hasSize(istiod.types().size()).allMatch(McpStream.TypeView::inSync);
+            assertThat(client.types()).hasSize(istiod.types().size()).allMatch(McpServer.TypeView::inSync);
             assertThat(client.types().stream().filter(t -> t.typeUrl().equals(SE)))
                     .singleElement()
                     .satisfies(t -> {
@@ -210,6 +212,15 @@ class McpServerIstiodTest {
                         .gauge()
                         .value())
                 .isEqualTo(3.0);
+        // /debug/mcp renders as the admin server renders it
+        String json = new ObjectMapper()
+                .registerModule(new JavaTimeModule())
+                .writeValueAsString(server.debugSource().debug(Map.of("kind", "ServiceEntry", "limit", "2")));
+        assertThat(json)
+                .contains("\"nodeId\":\"" + IstiodMcpClient.NODE_ID + "\"")
+                .contains("\"typeUrl\":\"" + SE + "\"")
+                .contains("\"servedTruncated\":true")
+                .contains("\"host\":\"" + APP_HOST + "\"");
         // istiod puts a timestamp into the first request's nonce; it is still a new subscription
         assertThat(istiod.sent().get(1).getResponseNonce()).contains(" +0000 UTC m=+");
         assertThat(istiod.sent().get(1).hasNode()).isFalse();
