@@ -18,37 +18,44 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
- * One Istio resource as the bridge serves it over MCP, before its creation time is attached.
+ * One Istio resource as the bridge serves it over MCP, before its creation time is attached. Immutable.
  *
- * @param kind what it is
- * @param namespace its namespace
- * @param name its name in the namespace
- * @param version content hash of everything here: equal content, equal version, in every bridge replica
- * @param labels metadata labels
- * @param body the Istio message ({@code istio.networking.v1alpha3.*}) as an Any, serialized deterministically
- * @param host the catalog host it was made from
+ * <p>Its parts: what it is ({@link #kind()}), where ({@link #namespace()}, {@link #name()}), its {@link #version()} (a
+ * content hash of everything here: equal content, equal version, in every bridge replica), metadata {@link #labels()},
+ * the Istio message as an {@code Any} serialized deterministically ({@link #body()}), and the catalog {@link #host()}
+ * it was made from.
  */
-public record McpResource(
-        McpKind kind,
-        String namespace,
-        String name,
-        String version,
-        SortedMap<String, String> labels,
-        Any body,
-        String host) {
+public final class McpResource {
 
     /** The Any type URL of every resource on the wire. */
     public static final String RESOURCE_TYPE_URL =
             "type.googleapis.com/" + Resource.getDescriptor().getFullName();
 
-    public McpResource {
-        Objects.requireNonNull(kind, "kind");
-        Objects.requireNonNull(namespace, "namespace");
-        Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(version, "version");
-        labels = Collections.unmodifiableSortedMap(new TreeMap<>(labels));
-        Objects.requireNonNull(body, "body");
-        Objects.requireNonNull(host, "host");
+    private final McpKind kind;
+    private final String namespace;
+    private final String name;
+    private final String fullName;
+    private final String version;
+    private final SortedMap<String, String> labels;
+    private final Any body;
+    private final String host;
+
+    private McpResource(
+            McpKind kind,
+            String namespace,
+            String name,
+            String version,
+            SortedMap<String, String> labels,
+            Any body,
+            String host) {
+        this.kind = Objects.requireNonNull(kind, "kind");
+        this.namespace = Objects.requireNonNull(namespace, "namespace");
+        this.name = Objects.requireNonNull(name, "name");
+        this.fullName = namespace + "/" + name;
+        this.version = Objects.requireNonNull(version, "version");
+        this.labels = Collections.unmodifiableSortedMap(labels);
+        this.body = Objects.requireNonNull(body, "body");
+        this.host = Objects.requireNonNull(host, "host");
     }
 
     /** Makes a resource and computes its version from its content. */
@@ -64,9 +71,44 @@ public record McpResource(
         return new McpResource(kind, namespace, name, h.hex(), sorted, any, host);
     }
 
+    public McpKind kind() {
+        return kind;
+    }
+
+    public String namespace() {
+        return namespace;
+    }
+
+    public String name() {
+        return name;
+    }
+
     /** {@code namespace/name}, as MCP names resources. */
     public String fullName() {
-        return namespace + "/" + name;
+        return fullName;
+    }
+
+    public String version() {
+        return version;
+    }
+
+    public SortedMap<String, String> labels() {
+        return labels;
+    }
+
+    /** The Istio message ({@code istio.networking.v1alpha3.*}). */
+    public Any body() {
+        return body;
+    }
+
+    /** The catalog host this resource was made from. */
+    public String host() {
+        return host;
+    }
+
+    @Override
+    public String toString() {
+        return kind.kind() + " " + fullName + " version=" + version;
     }
 
     /** The {@code istio.mcp.v1alpha1.Resource} istiod receives. */
