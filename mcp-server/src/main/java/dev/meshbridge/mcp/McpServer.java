@@ -165,16 +165,23 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     "MCP server already " + state.get().name().toLowerCase(Locale.ROOT));
         }
         AdsService service = new AdsService();
-        server = NettyServerBuilder.forAddress(new InetSocketAddress(options.bindAddress(), options.port()))
-                .addService(ServerInterceptors.intercept(service, new PeerInterceptor()))
-                // istiod's client sends keepalive pings (every 30 s by default): allow them, or gRPC closes it.
-                .permitKeepAliveTime(10, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true)
-                .keepAliveTime(60, TimeUnit.SECONDS)
-                .keepAliveTimeout(20, TimeUnit.SECONDS)
-                .maxInboundMessageSize(64 * 1024 * 1024)
-                .build()
-                .start();
+        try {
+            server = NettyServerBuilder.forAddress(new InetSocketAddress(options.bindAddress(), options.port()))
+                    .addService(ServerInterceptors.intercept(service, new PeerInterceptor()))
+                    // istiod's client sends keepalive pings (every 30 s by default): allow them, or gRPC closes it.
+                    .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                    .permitKeepAliveWithoutCalls(true)
+                    .keepAliveTime(60, TimeUnit.SECONDS)
+                    .keepAliveTimeout(20, TimeUnit.SECONDS)
+                    .maxInboundMessageSize(64 * 1024 * 1024)
+                    .build()
+                    .start();
+        } catch (IOException e) {
+            throw new IOException(
+                    "MCP server cannot listen on " + options.bindAddress() + ":" + options.port()
+                            + " (mcp.bindAddress, mcp.port): " + e.getMessage(),
+                    e);
+        }
         log.info(
                 "MCP server listening on {}:{} namespace={} endpointMode={} (holding answers until the catalog is ready, at most {})",
                 options.bindAddress(),

@@ -492,6 +492,40 @@ class McpServerIstiodTest {
     }
 
     @Test
+    void firstAnswers_goOutWhenTheInitialSyncTimeoutPasses_withoutAReadySignal() throws Exception {
+        register(greeter());
+        startServer(
+                McpOptions.builder().initialSyncTimeout(Duration.ofMillis(300)).build());
+        catalog.aggregator().flushNow().join();
+
+        IstiodMcpClient istiod = istiod(IstiodMcpClient.PILOT_TYPES_1_24);
+
+        istiod.awaitSynced();
+        assertThat(istiod.configs(SE)).containsOnlyKeys(NS + "/" + GREETER_HOST);
+        assertThat(debug(Map.of()).ready()).isTrue();
+    }
+
+    @Test
+    void start_onAPortInUse_failsClearly_andCloseStillWorks() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            McpServer s = new McpServer(
+                    McpOptions.builder()
+                            .bindAddress("127.0.0.1")
+                            .port(taken.getLocalPort())
+                            .build(),
+                    meters);
+            closeables.add(s);
+
+            org.assertj.core.api.Assertions.assertThatThrownBy(s::start)
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("127.0.0.1:" + taken.getLocalPort())
+                    .hasMessageContaining("mcp.port");
+            s.close();
+            org.assertj.core.api.Assertions.assertThatThrownBy(s::start).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
     void reconnectingIstiod_getsTheSameVersionsAndCreationTimes() throws Exception {
         register(greeter(), demoApp(DUBBO_AND_TRI), orders());
         startServer(McpOptions.defaults());
