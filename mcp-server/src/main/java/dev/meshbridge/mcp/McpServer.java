@@ -417,11 +417,11 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     List.of("translation failed: " + e),
                     List.of());
         }
-        Applied applied = Applied.of(next);
-        translations.put(host, applied);
+        Applied entry = Applied.of(next);
+        translations.put(host, entry);
         if (old != null) account(old, -1);
-        account(applied, 1);
-        report(old, applied);
+        account(entry, 1);
+        report(old, entry);
         return replace(old, next, changed);
     }
 
