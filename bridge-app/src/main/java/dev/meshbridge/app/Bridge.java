@@ -8,6 +8,7 @@ import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.aggregate.ServiceAggregator;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import dev.meshbridge.xds.XdsServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -37,6 +38,7 @@ public final class Bridge implements AutoCloseable {
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile BridgeConfig config;
+    private XdsServer xds;
     private AdminServer admin;
     private ConfigFileWatcher fileWatcher;
 
@@ -67,12 +69,15 @@ public final class Bridge implements AutoCloseable {
     }
 
     private void startAll(Path configFile) throws IOException {
+        xds = new XdsServer(config.xds(), meters).start();
+        aggregator.subscribe(xds).join();
         reconciler.apply(config.registries());
         if (config.admin().enabled()) {
             admin = new AdminServer(
                     config.admin().address(), config.admin().port(), this::readiness, this::liveness, meters::scrape);
             admin.addDebugSource(new CatalogDebug(aggregator));
             admin.addDebugSource(new RegistriesDebug(reconciler::running, aggregator));
+            admin.addDebugSource(xds.debugSource());
             admin.start();
         }
         if (configFile != null && config.reload().enabled()) {
@@ -83,7 +88,11 @@ public final class Bridge implements AutoCloseable {
                     f -> BridgeConfig.load(f, providers),
                     this::reconfigure);
         }
-        log.info("bridge started: {} registries", config.registries().size());
+        log.info(
+                "bridge started: {} registries; xDS on {}:{}",
+                config.registries().size(),
+                config.xds().bindAddress(),
+                xds.port());
     }
 
     /** Applies a changed, valid configuration: registries are reconciled; other sections need a restart. */
@@ -93,6 +102,7 @@ public final class Bridge implements AutoCloseable {
         if (!next.aggregator().equals(previous.aggregator()))
             log.warn("config: aggregator changes apply after a restart");
         if (!next.admin().equals(previous.admin())) log.warn("config: admin changes apply after a restart");
+        if (!next.xds().equals(previous.xds())) log.warn("config: xds changes apply after a restart");
         if (!next.reload().equals(previous.reload())) log.warn("config: reload changes apply after a restart");
         config = next;
     }
@@ -107,6 +117,11 @@ public final class Bridge implements AutoCloseable {
 
     public RegistryReconciler reconciler() {
         return reconciler;
+    }
+
+    /** The xDS server's port (useful when configured as 0). */
+    public int xdsPort() {
+        return xds.port();
     }
 
     /** The admin server's port (useful when configured as 0), or -1 when it is off. */
@@ -172,6 +187,7 @@ public final class Bridge implements AutoCloseable {
         if (fileWatcher != null) fileWatcher.close();
         if (admin != null) admin.close();
         reconciler.close();
+        if (xds != null) xds.close();
         for (int i = closeables.size() - 1; i >= 0; i--) {
             try {
                 closeables.get(i).close();

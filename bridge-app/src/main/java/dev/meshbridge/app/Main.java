@@ -23,26 +23,36 @@ public final class Main {
     static final int EXIT_BAD_CONFIG = 2;
 
     private static final String USAGE = """
-            Usage: meshbridge [--config FILE | --demo] [--check] [--admin-port N]
+            Usage: meshbridge [--config FILE | --demo] [--check] [--admin-port N] [--xds-port N]
 
               --config FILE    run with this bridge.yaml (watched: registry changes apply at run time)
               --demo           run against an embedded ZooKeeper holding sample Dubbo and Spring Cloud services
               --check          validate the configuration, print the problems, and exit (0 valid, 2 invalid)
               --admin-port N   override admin.port (0 picks a free port)
+              --xds-port N     override xds.port (0 picks a free port)
               --help           this text
               --version        the version
 
-            Admin: http://127.0.0.1:15080/ready, /healthz, /metrics, /debug/catalog, /debug/registries
+            xDS (Envoy, proxyless gRPC): port 15010
+            Admin: http://127.0.0.1:15080/ready, /healthz, /metrics, /debug/catalog, /debug/registries, /debug/xds
             """;
 
     /** What the command line asked for. */
-    record Args(Path config, boolean demo, boolean check, Integer adminPort, boolean help, boolean version) {
+    record Args(
+            Path config,
+            boolean demo,
+            boolean check,
+            Integer adminPort,
+            Integer xdsPort,
+            boolean help,
+            boolean version) {
 
         static Args parse(String[] argv) {
             Path config = null;
             boolean demo = false;
             boolean check = false;
             Integer adminPort = null;
+            Integer xdsPort = null;
             boolean help = false;
             boolean version = false;
             for (int i = 0; i < argv.length; i++) {
@@ -76,7 +86,18 @@ public final class Main {
                 throw new IllegalArgumentException("give --config FILE or --demo");
             }
             if (config != null && demo) throw new IllegalArgumentException("--config and --demo exclude each other");
-            return new Args(config, demo, check, adminPort, help, version);
+            return new Args(config, demo, check, adminPort, xdsPort, help, version);
+        }
+
+        private static int port(String option, String v) {
+            int p;
+            try {
+                p = Integer.parseInt(v);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(option + " needs a number, got '" + v + "'");
+            }
+            if (p < 0 || p > 65535) throw new IllegalArgumentException(option + " " + p + " is out of 0..65535");
+            return p;
         }
 
         private static String next(String[] argv, int i, String option) {
@@ -123,7 +144,11 @@ public final class Main {
             if (args.demo()) {
                 demo = Demo.start();
                 config = BridgeConfig.parse(
-                        "demo", demo.config(args.adminPort() == null ? 15080 : args.adminPort()), providers);
+                        "demo",
+                        demo.config(
+                                args.adminPort() == null ? 15080 : args.adminPort(),
+                                args.xdsPort() == null ? 15010 : args.xdsPort()),
+                        providers);
             } else {
                 configFile = args.config();
                 if (!Files.isRegularFile(configFile)) {
@@ -131,15 +156,9 @@ public final class Main {
                     return EXIT_BAD_CONFIG;
                 }
                 config = BridgeConfig.load(configFile, providers);
-                if (args.adminPort() != null) {
-                    config = new BridgeConfig(
-                            config.registries(),
-                            config.aggregator(),
-                            new dev.meshbridge.app.config.AdminOptions(
-                                    config.admin().enabled(), config.admin().address(), args.adminPort()),
-                            config.reload());
-                }
+                if (args.adminPort() != null) config = config.withAdminPort(args.adminPort());
             }
+            if (args.xdsPort() != null) config = config.withXdsPort(args.xdsPort());
             if (args.check()) {
                 out.println("configuration is valid: " + config.registries().size() + " registries "
                         + config.registries().stream()

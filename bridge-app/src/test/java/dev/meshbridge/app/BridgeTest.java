@@ -53,7 +53,8 @@ class BridgeTest {
     }
 
     private static String config(String registries) {
-        return "admin: {port: 0}\nreload: {interval: 1h}\nregistries:\n" + registries;
+        return "admin: {port: 0}\nxds: {port: 0, bindAddress: 127.0.0.1}\nreload: {interval: 1h}\nregistries:\n"
+                + registries;
     }
 
     @Test
@@ -87,6 +88,7 @@ class BridgeTest {
         assertThat(get("/debug/registries").body())
                 .contains("\"name\" : \"one\"")
                 .contains("\"synced\" : true");
+        assertThat(get("/debug/xds").statusCode()).isEqualTo(200);
         assertThat(get("/debug/nothing").statusCode()).isEqualTo(404);
         assertThat(get("/").body()).contains("/debug/catalog");
     }

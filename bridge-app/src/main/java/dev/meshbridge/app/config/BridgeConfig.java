@@ -6,6 +6,7 @@ import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.config.RegistriesConfig;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import dev.meshbridge.xds.XdsOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -13,16 +14,18 @@ import java.util.Map;
 
 /**
  * The whole validated {@code bridge.yaml}. Sections: {@code registries} (see {@link RegistriesConfig} and each
- * registry type's options), {@code aggregator}, {@code admin}, {@code reload}.
+ * registry type's options), {@code aggregator}, {@code xds}, {@code admin}, {@code reload}.
  *
  * @param registries the registries to watch, in file order
  * @param aggregator coalescing of changes ({@code quietPeriod} default 10ms, {@code maxDelay} default 50ms)
+ * @param xds the xDS server for Envoy and proxyless gRPC
  * @param admin the admin HTTP server
  * @param reload watching this file for changes
  */
 public record BridgeConfig(
         List<RegistryConfig> registries,
         ServiceAggregator.Options aggregator,
+        XdsOptions xds,
         AdminOptions admin,
         ReloadOptions reload) {
 
@@ -41,10 +44,22 @@ public record BridgeConfig(
             agg.problem("maxDelay", "must not be shorter than quietPeriod (" + quiet.toMillis() + "ms)");
         if (max.compareTo(Duration.ofSeconds(10)) > 0)
             agg.problem("maxDelay", "at most 10s; changes would reach proxies too late");
+        XdsOptions xds = XdsOptions.parse(root.section("xds"));
         AdminOptions admin = AdminOptions.parse(root.section("admin"));
         ReloadOptions reload = ReloadOptions.parse(root.section("reload"));
         root.finish();
-        return new BridgeConfig(registries, new ServiceAggregator.Options(quiet, max), admin, reload);
+        return new BridgeConfig(registries, new ServiceAggregator.Options(quiet, max), xds, admin, reload);
+    }
+
+    /** This configuration with another admin port (the command line's {@code --admin-port}). */
+    public BridgeConfig withAdminPort(int port) {
+        return new BridgeConfig(
+                registries, aggregator, xds, new AdminOptions(admin.enabled(), admin.address(), port), reload);
+    }
+
+    /** This configuration with another xDS port (the command line's {@code --xds-port}). */
+    public BridgeConfig withXdsPort(int port) {
+        return new BridgeConfig(registries, aggregator, xds.withAddress(xds.bindAddress(), port), admin, reload);
     }
 
     public static BridgeConfig load(Path file, Map<String, RegistryWatcherProvider> providers) throws ConfigException {

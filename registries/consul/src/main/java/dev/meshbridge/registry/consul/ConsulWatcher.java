@@ -1,0 +1,501 @@
+package dev.meshbridge.registry.consul;
+
+import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.spi.EventSink;
+import dev.meshbridge.core.spi.RegistryEvent;
+import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.spi.RegistrySynced;
+import dev.meshbridge.core.spi.RegistryWatcher;
+import dev.meshbridge.core.spi.ServiceRemoval;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.spi.WatcherContext;
+import java.math.BigInteger;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.kiwiproject.consul.Consul;
+import org.kiwiproject.consul.ConsulException;
+import org.kiwiproject.consul.model.ConsulResponse;
+import org.kiwiproject.consul.model.health.ServiceHealth;
+import org.kiwiproject.consul.option.ConsistencyMode;
+import org.kiwiproject.consul.option.ImmutableQueryOptions;
+import org.kiwiproject.consul.option.QueryOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches one Consul registry entry by blocking queries and sends the bridge's events.
+ *
+ * <p>How it works:
+ *
+ * <ol>
+ *   <li>per datacenter, one blocking query on {@code /v1/catalog/services} learns the service list the moment it
+ *       changes; per accepted service, one blocking query on {@code /v1/health/service/<name>} (Connect proxies and
+ *       gateways filtered out by {@code Service.Kind == ""}) learns its instances and checks;
+ *   <li>every query runs on its own virtual thread and only hands results to the watcher's single state thread, which
+ *       owns all state, decides and sends every event, in order;
+ *   <li>each upsert carries the full, mapped instance list of one service ({@link ConsulServiceMapper}); a service
+ *       that leaves the list, or loses its last instance, is removed; {@link RegistrySynced} follows the first full
+ *       read of every datacenter and each recovery;
+ *   <li>a failed query changes nothing in the catalog: the registry reports {@link RegistryStatus#disconnected}, the
+ *       query is retried with jittered backoff and starts afresh (index 0) so recovery shows at once; a 403 is
+ *       logged as a refused ACL token naming the registry and where the token comes from, and the token is read
+ *       again before the next attempt.
+ * </ol>
+ */
+public final class ConsulWatcher implements RegistryWatcher {
+
+    private static final Logger log = LoggerFactory.getLogger(ConsulWatcher.class);
+
+    /** Excludes Connect sidecar proxies and gateways, whose {@code Kind} is set; typical services have none. */
+    static final String TYPICAL_SERVICES_FILTER = "Service.Kind == \"\"";
+
+    private static final String SERVICE_QUERY = "service ";
+    private static final Duration INITIAL_BACKOFF = Duration.ofMillis(200);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
+    /** A query that returns unchanged faster than this is treated as a misbehaving server and slowed down. */
+    private static final Duration SPIN_GUARD = Duration.ofMillis(20);
+
+    private enum Lifecycle {
+        LATENT,
+        STARTED,
+        CLOSED
+    }
+
+    private final RegistryConfig config;
+    private final ConsulOptions options;
+    private final EventSink events;
+    private final RegistryStatus status;
+    private final ConsulServiceMapper mapper;
+    private final ConsulClients.CachedToken token;
+    private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
+    private final CountDownLatch closedSignal = new CountDownLatch(1);
+    private final ExecutorService state;
+    private final ExecutorService queries;
+    private volatile Consul client;
+
+    // ---- owned by the state thread
+    private final Map<String, Datacenter> datacenters = new LinkedHashMap<>();
+    private final Map<String, String> failing = new LinkedHashMap<>();
+    private boolean firstSyncDone;
+    private boolean resyncPending;
+    private boolean authErrorLogged;
+
+    /** One watched datacenter (state thread only). */
+    private static final class Datacenter {
+        final String name;
+        final Map<String, ServiceWatch> services = new LinkedHashMap<>();
+        boolean listed;
+
+        Datacenter(String name) {
+            this.name = name;
+        }
+    }
+
+    /** One watched service; {@code stopped} is read by its query thread, the rest belongs to the state thread. */
+    private static final class ServiceWatch {
+        final ServiceKey key;
+        final String host;
+        volatile boolean stopped;
+        Future<?> query;
+        boolean reported;
+        ServiceUpsert last;
+
+        ServiceWatch(ServiceKey key, String host) {
+            this.key = key;
+            this.host = host;
+        }
+    }
+
+    public ConsulWatcher(WatcherContext context) {
+        this.config = context.config();
+        this.options = config.options(ConsulOptions.class);
+        this.events = context.events();
+        this.status = context.status();
+        this.mapper = new ConsulServiceMapper(config, options, status);
+        this.token = options.token().map(ConsulClients.CachedToken::new).orElse(null);
+        this.state = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "meshbridge-consul-" + config.name());
+            t.setDaemon(true);
+            return t;
+        });
+        this.queries = Executors.newThreadPerTaskExecutor(
+                Thread.ofVirtual().name("consul-" + config.name() + "-", 0).factory());
+    }
+
+    @Override
+    public void start() {
+        if (!lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED)) {
+            throw new IllegalStateException("consul watcher " + config.name() + " was already started or closed");
+        }
+        log.info(
+                "registry={} type=consul starting: addresses={} datacenters={} token={} tls={}",
+                config.name(),
+                config.addresses(),
+                options.datacenters().isEmpty() ? "<agent's>" : options.datacenters(),
+                token == null ? "<none>" : token.describe(),
+                options.tls().isPresent());
+        submit(this::bootstrap);
+    }
+
+    @Override
+    public void close() {
+        Lifecycle previous = lifecycle.getAndSet(Lifecycle.CLOSED);
+        if (previous == Lifecycle.CLOSED) return;
+        closedSignal.countDown();
+        queries.shutdownNow();
+        state.shutdown();
+        try {
+            if (!state.awaitTermination(5, TimeUnit.SECONDS)) state.shutdownNow();
+        } catch (InterruptedException e) {
+            state.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        Consul c = client;
+        if (c != null) c.destroy();
+        status.stopped();
+        log.info("registry={} type=consul stopped", config.name());
+    }
+
+    private boolean open() {
+        return lifecycle.get() == Lifecycle.STARTED;
+    }
+
+    // ------------------------------------------------------------------ query threads
+
+    /** Builds the client and finds the datacenters, retrying until it works or the watcher closes. */
+    private void bootstrap() {
+        Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
+        Consul c = null;
+        while (open()) {
+            try {
+                if (c == null) {
+                    c = ConsulClients.build(config.addresses(), options, token);
+                    client = c;
+                    if (!open()) {
+                        c.destroy();
+                        return;
+                    }
+                }
+                List<String> names =
+                        options.datacenters().isEmpty() ? List.of(localDatacenter(c)) : options.datacenters();
+                post(() -> watchDatacenters(names));
+                return;
+            } catch (Exception e) {
+                if (!open()) return;
+                String reason = describe(e, null);
+                post(() -> failed("bootstrap", reason, e));
+                pause(backoff.next());
+            }
+        }
+    }
+
+    /** The agent's own datacenter; without {@code agent:read}, the nearest one Consul lists. */
+    private String localDatacenter(Consul c) {
+        try {
+            return c.agentClient().getAgent().getConfig().getDatacenter();
+        } catch (ConsulException e) {
+            if (e.getCode() != 403) throw e;
+            List<String> known = c.catalogClient().getDatacenters();
+            if (known.isEmpty()) throw new ConsulException("Consul lists no datacenter");
+            log.info(
+                    "registry={} type=consul the token may not read the agent; using the nearest datacenter {}",
+                    config.name(),
+                    known.get(0));
+            return known.get(0);
+        }
+    }
+
+    private void watchCatalog(String dc) {
+        String id = "catalog " + dc;
+        Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
+        BigInteger index = BigInteger.ZERO;
+        while (open()) {
+            long started = System.nanoTime();
+            try {
+                ConsulResponse<Map<String, List<String>>> r =
+                        client.catalogClient().getServices(query(dc, index, false));
+                BigInteger next = nextIndex(index, r.getIndex());
+                Map<String, List<String>> services = r.getResponse() == null ? Map.of() : r.getResponse();
+                post(() -> catalogRead(dc, services, id));
+                backoff.reset();
+                guardSpin(index, next, started);
+                index = next;
+            } catch (Exception e) { // OkHttp may throw InterruptedException undeclared when closing
+                if (!open()) return;
+                String reason = describe(e, dc);
+                post(() -> failed(id, reason, e));
+                index = BigInteger.ZERO;
+                pause(backoff.next());
+            }
+        }
+    }
+
+    private void watchService(ServiceWatch watch) {
+        String id = SERVICE_QUERY + watch.key.namespace() + "/" + watch.key.name();
+        Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
+        BigInteger index = BigInteger.ZERO;
+        while (open() && !watch.stopped) {
+            long started = System.nanoTime();
+            try {
+                ConsulResponse<List<ServiceHealth>> r = client.healthClient()
+                        .getAllServiceInstances(watch.key.name(), query(watch.key.namespace(), index, true));
+                BigInteger next = nextIndex(index, r.getIndex());
+                List<ServiceHealth> entries = r.getResponse() == null ? List.of() : r.getResponse();
+                ServiceUpsert upsert = mapper.map(watch.key, watch.host, entries);
+                post(() -> serviceRead(watch, upsert, id));
+                backoff.reset();
+                guardSpin(index, next, started);
+                index = next;
+            } catch (Exception e) { // OkHttp may throw InterruptedException undeclared when closing
+                if (!open() || watch.stopped) return;
+                String reason = describe(e, watch.key.namespace()) + " (service " + watch.key.name() + ")";
+                post(() -> failed(id, reason, e));
+                index = BigInteger.ZERO;
+                pause(backoff.next());
+            }
+        }
+    }
+
+    private QueryOptions query(String dc, BigInteger index, boolean typicalOnly) {
+        ImmutableQueryOptions.Builder b = ImmutableQueryOptions.builder()
+                .datacenter(dc)
+                .consistencyMode(
+                        switch (options.consistency()) {
+                            case DEFAULT -> ConsistencyMode.DEFAULT;
+                            case STALE -> ConsistencyMode.STALE;
+                            case CONSISTENT -> ConsistencyMode.CONSISTENT;
+                        });
+        if (index.signum() > 0) b.index(index).wait(waitParameter(options.blockingWait()));
+        if (typicalOnly) b.filter(TYPICAL_SERVICES_FILTER);
+        return b.build();
+    }
+
+    /** Consul's {@code wait} in whole seconds (or minutes), the forms the client's timeout handling reads. */
+    static String waitParameter(Duration wait) {
+        long seconds = (wait.toMillis() + 999) / 1000;
+        return seconds % 60 == 0 ? seconds / 60 + "m" : seconds + "s";
+    }
+
+    /**
+     * The index for the next query, by Consul's rules for blocking clients: an index that went backwards (Consul's
+     * state was reset) restarts from 0, and an index below 1 is taken as 1.
+     */
+    static BigInteger nextIndex(BigInteger previous, BigInteger received) {
+        if (received == null || received.signum() <= 0) return BigInteger.ONE;
+        if (received.compareTo(previous) < 0) return BigInteger.ZERO;
+        return received;
+    }
+
+    private void guardSpin(BigInteger previous, BigInteger next, long startedNanos) {
+        if (previous.signum() > 0 && previous.equals(next) && System.nanoTime() - startedNanos < SPIN_GUARD.toNanos()) {
+            pause(INITIAL_BACKOFF);
+        }
+    }
+
+    private void pause(Duration d) {
+        try {
+            closedSignal.await(d.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void submit(Runnable task) {
+        try {
+            queries.execute(task);
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    /** Hands work to the state thread; dropped once the watcher is closing. */
+    private void post(Runnable task) {
+        try {
+            state.execute(() -> {
+                if (!open()) return;
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    log.error("registry={} type=consul state update failed; state kept", config.name(), e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    // ------------------------------------------------------------------ state thread
+
+    private void watchDatacenters(List<String> names) {
+        for (String name : names) {
+            if (datacenters.containsKey(name)) continue;
+            datacenters.put(name, new Datacenter(name));
+            submit(() -> watchCatalog(name));
+        }
+        recovered("bootstrap");
+    }
+
+    private void catalogRead(String dc, Map<String, List<String>> services, String id) {
+        Datacenter d = datacenters.get(dc);
+        if (d == null) return;
+        recovered(id);
+        Set<String> wanted = new TreeSet<>();
+        for (Map.Entry<String, List<String>> e : services.entrySet()) {
+            if (mapper.filter().acceptsService(e.getKey(), e.getValue())) wanted.add(e.getKey());
+        }
+        for (Iterator<ServiceWatch> it = d.services.values().iterator(); it.hasNext(); ) {
+            ServiceWatch w = it.next();
+            if (!wanted.contains(w.key.name())) {
+                it.remove();
+                stop(w);
+            }
+        }
+        for (String name : wanted) {
+            if (d.services.containsKey(name)) continue;
+            String host;
+            try {
+                host = mapper.host(dc, name);
+            } catch (IllegalArgumentException e) {
+                status.skipped(dc + "/" + name, e.getMessage());
+                continue;
+            }
+            ServiceWatch w = new ServiceWatch(mapper.key(dc, name), host);
+            d.services.put(name, w);
+            try {
+                w.query = queries.submit(() -> watchService(w));
+            } catch (RejectedExecutionException e) {
+                return;
+            }
+        }
+        d.listed = true;
+        maybeSynced();
+    }
+
+    private void stop(ServiceWatch w) {
+        w.stopped = true;
+        if (w.query != null) w.query.cancel(true);
+        if (w.last != null) {
+            emit(new ServiceRemoval(w.key));
+            w.last = null;
+        }
+    }
+
+    private void serviceRead(ServiceWatch w, ServiceUpsert upsert, String id) {
+        if (w.stopped) return;
+        recovered(id);
+        w.reported = true;
+        if (upsert.endpoints().isEmpty()) {
+            if (w.last != null) {
+                emit(new ServiceRemoval(w.key));
+                w.last = null;
+            }
+        } else if (!upsert.equals(w.last)) {
+            emit(upsert);
+            w.last = upsert;
+        }
+        maybeSynced();
+    }
+
+    /**
+     * A query failed. The registry shows as disconnected (logged once per outage by the status); the failure is also
+     * counted as an error once per query and episode, except a service query that merely lost the connection (every
+     * service query does in an outage, and the catalog query already reports it).
+     */
+    private void failed(String id, String reason, Exception cause) {
+        boolean first = failing.put(id, reason) == null;
+        boolean http = cause instanceof ConsulException ce && ce.hasCode();
+        if (first && (!id.startsWith(SERVICE_QUERY) || http)) status.error(id + " failed: " + reason, null);
+        if (cause instanceof ConsulException ce && ce.getCode() == 403) {
+            if (token != null) token.invalidate();
+            if (!authErrorLogged) {
+                authErrorLogged = true;
+                log.error(
+                        "registry={} type=consul at {}: {}; the token (from {}) must exist and have service:read and"
+                                + " node:read",
+                        config.name(),
+                        config.addresses(),
+                        reason,
+                        token == null ? "consulToken, not set" : token.describe());
+            }
+        }
+        log.debug("registry={} type=consul query={} failed: {}", config.name(), id, reason);
+        status.disconnected(reason);
+    }
+
+    private void recovered(String id) {
+        if (failing.remove(id) != null && failing.isEmpty()) {
+            authErrorLogged = false;
+            if (firstSyncDone) resyncPending = true;
+        }
+        if (failing.isEmpty()) status.connected();
+    }
+
+    private void maybeSynced() {
+        if (!failing.isEmpty() || datacenters.isEmpty()) return;
+        if (firstSyncDone && !resyncPending) return;
+        for (Datacenter d : datacenters.values()) {
+            if (!d.listed) return;
+            for (ServiceWatch w : d.services.values()) {
+                if (!w.reported) return;
+            }
+        }
+        Set<ServiceKey> present = new HashSet<>();
+        for (Datacenter d : datacenters.values()) {
+            for (ServiceWatch w : d.services.values()) {
+                if (w.last != null) present.add(w.key);
+            }
+        }
+        emit(new RegistrySynced(config.name(), present));
+        status.synced();
+        firstSyncDone = true;
+        resyncPending = false;
+    }
+
+    private void emit(RegistryEvent event) {
+        if (log.isDebugEnabled()) log.debug("registry={} type=consul event={}", config.name(), event);
+        events.accept(event);
+    }
+
+    // ------------------------------------------------------------------ errors
+
+    /** A short, credential-free explanation of a failed call ({@code dc} is the datacenter queried, if any). */
+    private String describe(Exception e, String dc) {
+        if (e instanceof ConsulException ce && ce.hasCode()) {
+            String body = ce.getMessage();
+            int cut = body == null ? -1 : body.indexOf("]: ");
+            String detail =
+                    cut < 0 ? String.valueOf(body) : body.substring(cut + 3).trim();
+            return switch (ce.getCode()) {
+                case 403 -> "Consul refused the ACL token (403 " + detail + ")";
+                case 400 -> "Consul rejected the query (400 " + detail + ")";
+                case 500 ->
+                    detail.contains("No path to datacenter")
+                            ? "datacenter " + dc + " is unknown to Consul (500 " + detail + ")"
+                            : "Consul failed (500 " + detail + ")";
+                default -> "Consul answered " + ce.getCode() + " " + detail;
+            };
+        }
+        Throwable root = e;
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof ConsulClients.TokenUnavailableException) return t.getMessage();
+            root = t;
+        }
+        String what =
+                root == e ? String.valueOf(e.getMessage()) : root.getClass().getSimpleName() + ": " + root.getMessage();
+        return "cannot reach Consul at " + config.addresses() + " (" + what + ")";
+    }
+}

@@ -1,0 +1,346 @@
+package dev.meshbridge.registry.eureka;
+
+import com.netflix.appinfo.InstanceInfo;
+import com.netflix.discovery.shared.Applications;
+import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.spi.EventSink;
+import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.spi.RegistrySynced;
+import dev.meshbridge.core.spi.RegistryWatcher;
+import dev.meshbridge.core.spi.ServiceRemoval;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.registry.eureka.EurekaHttp.FetchException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
+
+/**
+ * Watches one Eureka cluster: fetches the whole registry once, then deltas on an interval, and sends every
+ * application that passes the filter as one service.
+ *
+ * <p>How it keeps the catalog right:
+ *
+ * <ol>
+ *   <li>one virtual thread owns all state: it fetches, applies, maps and sends; nothing else touches the state;
+ *   <li>a delta is applied to the local copy of the whole registry, then the copy's reconcile hash is compared with the
+ *       server's {@code apps_hashcode}; on a mismatch a full fetch follows at once (as in Eureka's client);
+ *   <li>a full fetch also follows every failure, a switch to another server, a server that refuses deltas (HTTP 403
+ *       on {@code /apps/delta} while {@code /apps/} works), and a gap of more than {@link #MAX_DELTA_GAP} since the
+ *       last successful fetch (longer than a server keeps its deltas); after it the watcher sends {@link
+ *       RegistrySynced};
+ *   <li>only applications whose service changed are sent, each as its full endpoint list;
+ *   <li>the configured servers are peers: the watcher stays on the one that answers and, when it fails, tries the
+ *       others in order; when all fail it reports {@link RegistryStatus#disconnected}, sends nothing (the catalog keeps
+ *       its last state) and retries with jittered exponential backoff.
+ * </ol>
+ */
+public final class EurekaWatcher implements RegistryWatcher {
+
+    private static final Logger log = LoggerFactory.getLogger(EurekaWatcher.class);
+
+    /** A poll later than this after the last success reads the whole registry (Eureka keeps deltas for 3 min). */
+    static final Duration MAX_DELTA_GAP = Duration.ofSeconds(150);
+
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+
+    /** Counters of one watcher, for tests, benchmarks and debugging. */
+    public record Stats(long fullFetches, long deltaFetches, long hashMismatches, long failovers, String server) {}
+
+    private enum State {
+        LATENT,
+        STARTED,
+        CLOSED
+    }
+
+    private final RegistryConfig config;
+    private final EurekaOptions options;
+    private final RegistryStatus status;
+    private final EventSink events;
+    private final List<String> servers;
+    private final EurekaHttp http;
+    private final ApplicationMapper mapper;
+    private final CountDownLatch stopSignal = new CountDownLatch(1);
+    private final Object lifecycle = new Object();
+    private State state = State.LATENT;
+    private Thread thread;
+
+    private final AtomicLong fullFetches = new AtomicLong();
+    private final AtomicLong deltaFetches = new AtomicLong();
+    private final AtomicLong hashMismatches = new AtomicLong();
+    private final AtomicLong failovers = new AtomicLong();
+    private volatile int current;
+
+    // --- owned by the watcher thread ---
+    private final LocalRegistry registry = new LocalRegistry();
+    private final Map<String, ServiceUpsert> published = new HashMap<>();
+    private final Set<String> deltaRefused = new HashSet<>();
+    private final Backoff backoff;
+    private boolean fullFetchDue = true;
+    private long lastSuccessNanos;
+    private String authorization;
+
+    public EurekaWatcher(WatcherContext context) {
+        this.config = context.config();
+        this.options = config.options(EurekaOptions.class);
+        this.status = context.status();
+        this.events = context.events();
+        this.servers = List.copyOf(config.addresses());
+        if (servers.isEmpty()) throw new IllegalArgumentException("registry " + config.name() + " has no server URL");
+        this.http = new EurekaHttp(options.connectTimeout(), options.requestTimeout());
+        this.mapper = new ApplicationMapper(config, options, status);
+        this.backoff = new Backoff(
+                options.fetchInterval(),
+                options.maxBackoff(),
+                () -> ThreadLocalRandom.current().nextDouble());
+    }
+
+    @Override
+    public void start() {
+        synchronized (lifecycle) {
+            if (state != State.LATENT) throw new IllegalStateException("already started or closed");
+            state = State.STARTED;
+            thread = Thread.ofVirtual()
+                    .name("meshbridge-eureka-" + config.name())
+                    .start(this::run);
+        }
+        log.info(
+                "registry={} type=eureka watching servers={} fetchInterval={} applications={} auth={}",
+                config.name(),
+                servers,
+                EurekaOptions.format(options.fetchInterval()),
+                options.applications(),
+                options.authenticated() ? options.username().describe() : "none");
+    }
+
+    public Stats stats() {
+        return new Stats(
+                fullFetches.get(), deltaFetches.get(), hashMismatches.get(), failovers.get(), servers.get(current));
+    }
+
+    private boolean stopping() {
+        return stopSignal.getCount() == 0;
+    }
+
+    private void run() {
+        try {
+            while (!stopping()) {
+                Duration pause = poll() ? options.fetchInterval() : backoff.next();
+                if (stopSignal.await(pause.toNanos(), TimeUnit.NANOSECONDS)) return;
+            }
+        } catch (InterruptedException e) {
+            // closing
+        }
+    }
+
+    /** One round: the current server, then the others in order. True when one of them answered. */
+    private boolean poll() throws InterruptedException {
+        String lastFailure = null;
+        for (int attempt = 0; attempt < servers.size(); attempt++) {
+            int index = (current + attempt) % servers.size();
+            String server = servers.get(index);
+            try {
+                fetch(server, index != current);
+                if (index != current) {
+                    String failed = servers.get(current);
+                    current = index;
+                    failovers.incrementAndGet();
+                    log.info(
+                            "registry={} type=eureka reading from server={} after server={} failed",
+                            config.name(),
+                            server,
+                            failed);
+                }
+                backoff.reset();
+                lastSuccessNanos = System.nanoTime();
+                status.connected();
+                return true;
+            } catch (FetchException e) {
+                lastFailure = e.getMessage();
+                status.error(lastFailure, null);
+                fullFetchDue = true;
+                authorization = null;
+            } catch (RuntimeException e) {
+                // a bug or an unexpected answer: keep the last state and the thread alive, read everything again
+                lastFailure = "reading from " + server + " failed: " + e;
+                status.error(lastFailure, e);
+                log.warn("registry={} type=eureka unexpected failure", config.name(), e);
+                fullFetchDue = true;
+            }
+        }
+        if (!stopping()) {
+            status.disconnected(
+                    servers.size() == 1
+                            ? lastFailure
+                            : "all " + servers.size() + " servers failed, last: " + lastFailure);
+        }
+        return false;
+    }
+
+    /** A delta when one may be used, else (or when the delta does not reconcile) the whole registry. */
+    private void fetch(String server, boolean switching) throws FetchException, InterruptedException {
+        String auth = authorization();
+        boolean full = fullFetchDue
+                || switching
+                || deltaRefused.contains(server)
+                || System.nanoTime() - lastSuccessNanos > MAX_DELTA_GAP.toNanos();
+        boolean deltaForbidden = false;
+        if (!full) {
+            try {
+                Applications delta = http.fetch(server, true, auth);
+                deltaFetches.incrementAndGet();
+                Set<String> touched = registry.apply(delta);
+                String local = registry.reconcileHash();
+                if (local.equals(delta.getAppsHashCode())) {
+                    if (!touched.isEmpty()) {
+                        log.debug("registry={} delta touched applications={}", config.name(), touched);
+                    }
+                    publish(touched);
+                    return;
+                }
+                hashMismatches.incrementAndGet();
+                log.info(
+                        "registry={} type=eureka delta does not reconcile (local={} server={}); reading the whole"
+                                + " registry",
+                        config.name(),
+                        local,
+                        delta.getAppsHashCode());
+            } catch (FetchException e) {
+                if (e.statusCode() != 403) throw e;
+                deltaForbidden = true;
+            }
+        }
+        fullFetchDue = true;
+        Applications all = http.fetch(server, false, auth);
+        fullFetches.incrementAndGet();
+        if (deltaForbidden && deltaRefused.add(server)) {
+            log.info(
+                    "registry={} type=eureka server={} refuses deltas (HTTP 403); reading the whole registry each time",
+                    config.name(),
+                    server);
+        }
+        Set<String> touched = registry.replace(all);
+        publish(touched);
+        fullFetchDue = false;
+        if (stopping()) return;
+        events.accept(new RegistrySynced(config.name(), keys()));
+        status.synced();
+        // routine for a server that refuses deltas, worth a line otherwise (start, recovery, drift)
+        log.atLevel(deltaRefused.contains(server) ? Level.DEBUG : Level.INFO)
+                .log(
+                        "registry={} type=eureka read the whole registry from server={}: applications={} instances={}"
+                                + " services={}",
+                        config.name(),
+                        server,
+                        registry.applications().size(),
+                        registry.instanceCount(),
+                        published.size());
+    }
+
+    private String authorization() throws FetchException {
+        if (!options.authenticated()) return null;
+        if (authorization == null) {
+            try {
+                authorization = EurekaHttp.basicAuth(
+                        options.username().resolve(), options.password().resolve());
+            } catch (IllegalStateException e) {
+                throw new FetchException("credentials are not available: " + e.getMessage(), 0, e);
+            }
+        }
+        return authorization;
+    }
+
+    private Set<ServiceKey> keys() {
+        Set<ServiceKey> keys = new TreeSet<>();
+        for (ServiceUpsert u : published.values()) keys.add(u.key());
+        return keys;
+    }
+
+    /** Sends the applications whose service differs from what was last sent. */
+    private void publish(Set<String> applications) {
+        for (String app : applications) {
+            if (stopping()) return;
+            ServiceUpsert upsert;
+            try {
+                upsert = service(app);
+            } catch (RuntimeException e) {
+                // one application the mapping cannot handle must not hold back the others: it keeps its last state
+                status.skipped("application " + app, e.toString());
+                continue;
+            }
+            ServiceUpsert previous = published.get(app);
+            if (upsert == null) {
+                if (previous != null) {
+                    published.remove(app);
+                    events.accept(new ServiceRemoval(previous.key()));
+                    log.debug("registry={} application={} removed", config.name(), app);
+                }
+            } else if (!upsert.equals(previous)) {
+                published.put(app, upsert);
+                events.accept(upsert);
+                log.debug(
+                        "registry={} application={} host={} endpoints={}",
+                        config.name(),
+                        app,
+                        upsert.host(),
+                        upsert.endpoints().size());
+            }
+        }
+    }
+
+    /** The service of one application now, or null when it has none (no instances, filtered out, no valid host). */
+    private ServiceUpsert service(String app) {
+        Collection<InstanceInfo> instances = registry.instances(app);
+        if (instances.isEmpty() || !options.applications().accepts(app)) return null;
+        if (app.isBlank()) {
+            status.skipped("application ''", "an application without a name");
+            return null;
+        }
+        String host;
+        try {
+            host = mapper.host(app);
+        } catch (IllegalArgumentException e) {
+            status.skipped("application " + app, e.getMessage());
+            return null;
+        }
+        return mapper.map(app, host, instances);
+    }
+
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (lifecycle) {
+            if (state == State.CLOSED) return;
+            state = State.CLOSED;
+            t = thread;
+        }
+        stopSignal.countDown();
+        if (t != null) {
+            t.interrupt();
+            try {
+                if (!t.join(CLOSE_WAIT)) {
+                    log.warn(
+                            "registry={} type=eureka watcher thread did not stop within {}", config.name(), CLOSE_WAIT);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        http.close();
+        status.stopped();
+        log.info("registry={} type=eureka stopped", config.name());
+    }
+}

@@ -1,0 +1,430 @@
+package dev.meshbridge.xds;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.Message;
+import com.google.protobuf.Struct;
+import com.google.protobuf.UInt32Value;
+import com.google.protobuf.UnsafeByteOperations;
+import com.google.protobuf.Value;
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.Health;
+import dev.meshbridge.core.model.Locality;
+import dev.meshbridge.core.model.MeshService;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.util.Hash64;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.Address;
+import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
+import io.envoyproxy.envoy.config.core.v3.ApiVersion;
+import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.config.core.v3.HealthStatus;
+import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
+import io.envoyproxy.envoy.config.core.v3.Metadata;
+import io.envoyproxy.envoy.config.core.v3.SocketAddress;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import io.envoyproxy.envoy.config.listener.v3.ApiListener;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.route.v3.Route;
+import io.envoyproxy.envoy.config.route.v3.RouteAction;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.config.route.v3.RouteMatch;
+import io.envoyproxy.envoy.config.route.v3.VirtualHost;
+import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds;
+import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Translates one catalog service into Envoy v3 resources: a pure, deterministic function (same service content, same
+ * bytes, same versions, in every bridge replica).
+ *
+ * <p>What a service becomes (names in {@link XdsNames}):
+ *
+ * <ol>
+ *   <li>per service port, a Cluster of type EDS whose endpoints come over ADS, and its ClusterLoadAssignment:
+ *       routable endpoints (enabled, weight >= 1) grouped by locality, each with its weight, its health (unhealthy
+ *       as UNHEALTHY, draining as DRAINING) and its labels under the {@code envoy.lb} filter metadata; each locality
+ *       weighs the sum of its endpoints' weights;
+ *   <li>HTTP/2 upstreams (gRPC, Triple, HTTP/2 ports) get explicit HTTP/2 protocol options, so Envoy speaks h2 to them;
+ *   <li>for proxyless gRPC, when the service has an HTTP-family port: API listeners named {@code <host>} and {@code
+ *       <host>:<port>} whose HttpConnectionManager routes over RDS (router filter last) to a RouteConfiguration
+ *       {@code <host>} with one virtual host per port;
+ *   <li>what Envoy would refuse is left out and reported, never sent: an endpoint whose address is not an IP literal
+ *       (EDS needs IPs), a second endpoint with the same address and port, and a port whose weights overflow
+ *       Envoy's 32-bit sums or whose resources fail validation (its cluster and endpoints go, with its routes).
+ * </ol>
+ */
+public final class EnvoyTranslator {
+
+    /** The filter metadata namespace Envoy's subset load balancer reads. */
+    public static final String LB_METADATA = "envoy.lb";
+
+    /** The filter metadata namespace the bridge describes a cluster's origin in. */
+    public static final String BRIDGE_METADATA = "meshbridge";
+
+    static final String ROUTER_FILTER = "envoy.filters.http.router";
+    static final String HTTP_PROTOCOL_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
+
+    private static final ConfigSource ADS = ConfigSource.newBuilder()
+            .setAds(AggregatedConfigSource.getDefaultInstance())
+            .setResourceApiVersion(ApiVersion.V3)
+            .build();
+    private static final long MAX_UINT32 = 0xFFFF_FFFFL;
+
+    /**
+     * Translation options.
+     *
+     * @param connectTimeout the clusters' connect timeout
+     * @param grpcListeners whether to make API listeners and routes for proxyless gRPC clients
+     * @param lbLabels label keys copied into {@code envoy.lb} metadata; null copies every label
+     */
+    public record Options(Duration connectTimeout, boolean grpcListeners, Set<String> lbLabels) {
+        public static final Options DEFAULTS = new Options(Duration.ofSeconds(5), true, null);
+
+        public Options {
+            Objects.requireNonNull(connectTimeout, "connectTimeout");
+            if (connectTimeout.isNegative() || connectTimeout.isZero()) {
+                throw new IllegalArgumentException("connectTimeout must be positive");
+            }
+            lbLabels = lbLabels == null ? null : Set.copyOf(lbLabels);
+        }
+    }
+
+    private final Options options;
+    private final com.google.protobuf.Duration connectTimeout;
+    private final Any routerFilter;
+    private final Any http2Options;
+
+    public EnvoyTranslator(Options options) {
+        this.options = Objects.requireNonNull(options, "options");
+        this.connectTimeout = com.google.protobuf.Duration.newBuilder()
+                .setSeconds(options.connectTimeout().getSeconds())
+                .setNanos(options.connectTimeout().getNano())
+                .build();
+        this.routerFilter =
+                pack(Router.getDefaultInstance(), "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router");
+        this.http2Options = pack(
+                HttpProtocolOptions.newBuilder()
+                        .setExplicitHttpConfig(HttpProtocolOptions.ExplicitHttpConfig.newBuilder()
+                                .setHttp2ProtocolOptions(Http2ProtocolOptions.getDefaultInstance()))
+                        .build(),
+                "type.googleapis.com/" + HTTP_PROTOCOL_OPTIONS);
+    }
+
+    public EnvoyTranslator() {
+        this(Options.DEFAULTS);
+    }
+
+    public Options options() {
+        return options;
+    }
+
+    /** Translates one service; never throws for any valid {@link MeshService}. */
+    public ServiceResources translate(MeshService service) {
+        return translate(service, null);
+    }
+
+    /**
+     * Translates one service, reusing from {@code previous} (its last translation, or null) the clusters, listeners and
+     * routes when its ports are unchanged: they depend on nothing else, so an endpoint change builds and serializes
+     * only load assignments. The result is the same as without {@code previous}.
+     */
+    public ServiceResources translate(MeshService service, ServiceResources previous) {
+        String host = service.host();
+        boolean reuse = previous != null
+                && previous.host().equals(host)
+                && previous.ports().equals(service.ports());
+        List<XdsResource> out = new ArrayList<>();
+        List<ServiceResources.Skipped> skipped = new ArrayList<>();
+        List<ServicePort> served = new ArrayList<>();
+        for (ServicePort port : service.ports()) {
+            String name = XdsNames.cluster(host, port.number());
+            ClusterLoadAssignment cla = loadAssignment(service, port, skipped);
+            XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
+            String problem = null;
+            if (cluster == null) {
+                Cluster c = cluster(host, port);
+                problem = ResourceValidator.cluster(c);
+                if (problem == null) cluster = resource(XdsType.CLUSTER, name, c, true);
+            }
+            if (problem == null) problem = ResourceValidator.loadAssignment(cla);
+            if (problem != null) {
+                skipped.add(new ServiceResources.Skipped(
+                        host, name, problem.startsWith("weight") ? "weight-overflow" : "invalid-resource", problem));
+                continue;
+            }
+            out.add(cluster);
+            out.add(resource(XdsType.ENDPOINT, name, cla, true));
+            served.add(port);
+        }
+        if (options.grpcListeners()) {
+            if (reuse && served.equals(servedPorts(previous))) {
+                for (XdsResource r : previous.resources()) {
+                    if (r.type() == XdsType.LISTENER || r.type() == XdsType.ROUTE) out.add(r);
+                }
+                for (ServiceResources.Skipped k : previous.skipped()) {
+                    if (k.item().equals(XdsNames.route(host))) skipped.add(k);
+                }
+            } else {
+                grpcResources(host, served, out, skipped);
+            }
+        }
+        out.sort((a, b) ->
+                a.type() != b.type() ? a.type().compareTo(b.type()) : a.name().compareTo(b.name()));
+        return new ServiceResources(host, service.version(), service.ports(), out, skipped);
+    }
+
+    private static List<ServicePort> servedPorts(ServiceResources r) {
+        List<ServicePort> served = new ArrayList<>();
+        for (ServicePort p : r.ports()) {
+            if (r.find(XdsType.CLUSTER, XdsNames.cluster(r.host(), p.number())) != null) served.add(p);
+        }
+        return served;
+    }
+
+    // ------------------------------------------------------------------ clusters and endpoints
+
+    private Cluster cluster(String host, ServicePort port) {
+        String name = XdsNames.cluster(host, port.number());
+        Cluster.Builder b = Cluster.newBuilder()
+                .setName(name)
+                .setType(Cluster.DiscoveryType.EDS)
+                .setEdsClusterConfig(
+                        Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ADS).setServiceName(name))
+                .setConnectTimeout(connectTimeout)
+                .setMetadata(Metadata.newBuilder()
+                        .putFilterMetadata(
+                                BRIDGE_METADATA,
+                                Struct.newBuilder()
+                                        .putFields("host", string(host))
+                                        .putFields("port", string(port.name()))
+                                        .putFields(
+                                                "protocol",
+                                                string(port.protocol().portName()))
+                                        .build()));
+        if (http2(port.protocol())) b.putTypedExtensionProtocolOptions(HTTP_PROTOCOL_OPTIONS, http2Options);
+        return b.build();
+    }
+
+    private static boolean http2(Protocol p) {
+        return p == Protocol.GRPC || p == Protocol.TRIPLE || p == Protocol.HTTP2;
+    }
+
+    private ClusterLoadAssignment loadAssignment(
+            MeshService service, ServicePort port, List<ServiceResources.Skipped> skipped) {
+        String name = XdsNames.endpoints(service.host(), port.number());
+        TreeMap<Locality, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
+        Map<Locality, long[]> weights = new TreeMap<>();
+        Set<String> seen = new HashSet<>();
+        for (Endpoint e : service.endpoints()) {
+            if (!e.routable()) continue;
+            int number = e.port(port.name());
+            if (number == 0) continue;
+            if (!InetLiterals.isIpLiteral(e.address())) {
+                skipped.add(new ServiceResources.Skipped(
+                        service.host(),
+                        e.address() + ":" + number,
+                        "endpoint-address",
+                        "address '" + e.address() + "' is not an IP address, and EDS endpoints need one"));
+                continue;
+            }
+            String id = e.address() + "|" + number;
+            if (!seen.add(id)) {
+                skipped.add(new ServiceResources.Skipped(
+                        service.host(),
+                        e.address() + ":" + number,
+                        "duplicate-endpoint",
+                        "a second endpoint with the same address and port in " + name + " is left out"));
+                continue;
+            }
+            LbEndpoint.Builder lb = LbEndpoint.newBuilder()
+                    .setEndpoint(io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
+                            .setAddress(Address.newBuilder()
+                                    .setSocketAddress(SocketAddress.newBuilder()
+                                            .setAddress(e.address())
+                                            .setPortValue(number))))
+                    .setHealthStatus(health(e.health()))
+                    .setLoadBalancingWeight(UInt32Value.of(e.weight()));
+            Struct labels = labels(e);
+            if (labels != null) lb.setMetadata(Metadata.newBuilder().putFilterMetadata(LB_METADATA, labels));
+            byLocality.computeIfAbsent(e.locality(), EnvoyTranslator::locality).addLbEndpoints(lb);
+            weights.computeIfAbsent(e.locality(), l -> new long[1])[0] += e.weight();
+        }
+        ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(name);
+        for (Map.Entry<Locality, LocalityLbEndpoints.Builder> l : byLocality.entrySet()) {
+            long w = weights.get(l.getKey())[0];
+            // a sum above 32 bits is left at 0 here and refused by the validator, which recomputes it
+            cla.addEndpoints(l.getValue().setLoadBalancingWeight(UInt32Value.of(w > MAX_UINT32 ? 0 : (int) w)));
+        }
+        return cla.build();
+    }
+
+    private static LocalityLbEndpoints.Builder locality(Locality l) {
+        LocalityLbEndpoints.Builder b = LocalityLbEndpoints.newBuilder();
+        if (!l.isEmpty()) {
+            b.setLocality(io.envoyproxy.envoy.config.core.v3.Locality.newBuilder()
+                    .setRegion(l.region())
+                    .setZone(l.zone())
+                    .setSubZone(l.subZone()));
+        }
+        return b;
+    }
+
+    private static HealthStatus health(Health h) {
+        return switch (h) {
+            case HEALTHY -> HealthStatus.HEALTHY;
+            case UNHEALTHY -> HealthStatus.UNHEALTHY;
+            case DRAINING -> HealthStatus.DRAINING;
+        };
+    }
+
+    private Struct labels(Endpoint e) {
+        if (e.labels().isEmpty()) return null;
+        Struct.Builder s = null;
+        for (Map.Entry<String, String> l : e.labels().entrySet()) {
+            if (options.lbLabels() != null && !options.lbLabels().contains(l.getKey())) continue;
+            if (s == null) s = Struct.newBuilder();
+            s.putFields(l.getKey(), string(l.getValue()));
+        }
+        return s == null ? null : s.build();
+    }
+
+    private static Value string(String s) {
+        return Value.newBuilder().setStringValue(s).build();
+    }
+
+    // ------------------------------------------------------------------ proxyless gRPC
+
+    private void grpcResources(
+            String host, List<ServicePort> served, List<XdsResource> out, List<ServiceResources.Skipped> skipped) {
+        List<ServicePort> http =
+                served.stream().filter(p -> p.protocol().isHttp()).toList();
+        if (http.isEmpty()) return;
+        ServicePort defaultPort = defaultGrpcPort(http);
+        String routeName = XdsNames.route(host);
+        RouteConfiguration.Builder rc = RouteConfiguration.newBuilder().setName(routeName);
+        for (ServicePort p : http) {
+            VirtualHost.Builder vh = VirtualHost.newBuilder()
+                    .setName(XdsNames.virtualHost(host, p.number()))
+                    .addDomains(host + ":" + p.number());
+            if (p == defaultPort) vh.addDomains(host);
+            vh.addRoutes(Route.newBuilder()
+                    .setMatch(RouteMatch.newBuilder().setPrefix("/"))
+                    .setRoute(RouteAction.newBuilder().setCluster(XdsNames.cluster(host, p.number()))));
+            rc.addVirtualHosts(vh);
+        }
+        RouteConfiguration route = rc.build();
+        List<Listener> listeners = new ArrayList<>();
+        listeners.add(apiListener(XdsNames.listener(host), routeName));
+        for (ServicePort p : http) listeners.add(apiListener(XdsNames.listener(host, p.number()), routeName));
+        String problem = ResourceValidator.route(route);
+        for (Listener l : listeners) {
+            if (problem == null) problem = ResourceValidator.listener(l);
+        }
+        if (problem != null) {
+            skipped.add(new ServiceResources.Skipped(host, routeName, "invalid-resource", problem));
+            return;
+        }
+        out.add(resource(XdsType.ROUTE, routeName, route, true));
+        for (Listener l : listeners) out.add(resource(XdsType.LISTENER, l.getName(), l, false));
+    }
+
+    /** The port {@code xds:///<host>} goes to: the first gRPC, Triple, HTTP/2, HTTP, then HTTPS port. */
+    static ServicePort defaultGrpcPort(List<ServicePort> httpPorts) {
+        Protocol[] preference = {Protocol.GRPC, Protocol.TRIPLE, Protocol.HTTP2, Protocol.HTTP, Protocol.HTTPS};
+        for (Protocol want : preference) {
+            for (ServicePort p : httpPorts) {
+                if (p.protocol() == want) return p;
+            }
+        }
+        return httpPorts.get(0);
+    }
+
+    private Listener apiListener(String name, String routeName) {
+        HttpConnectionManager hcm = HttpConnectionManager.newBuilder()
+                .setStatPrefix(name)
+                .setRds(Rds.newBuilder().setConfigSource(ADS).setRouteConfigName(routeName))
+                .addHttpFilters(HttpFilter.newBuilder().setName(ROUTER_FILTER).setTypedConfig(routerFilter))
+                .build();
+        return Listener.newBuilder()
+                .setName(name)
+                .setApiListener(ApiListener.newBuilder()
+                        .setApiListener(pack(
+                                hcm,
+                                "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3"
+                                        + ".HttpConnectionManager")))
+                .build();
+    }
+
+    // ------------------------------------------------------------------ serialization and versions
+
+    private static XdsResource resource(XdsType type, String name, Message message, boolean wildcard) {
+        Any any = pack(message, type.typeUrl());
+        long version = version(type, name, any);
+        return new XdsResource(
+                type,
+                name,
+                version,
+                any,
+                wildcard,
+                Resource.newBuilder()
+                        .setName(name)
+                        .setVersion(Hash64.toHex(version))
+                        .setResource(any)
+                        .build());
+    }
+
+    /** Serializes deterministically (map fields sorted by key) into an Any. */
+    static Any pack(Message message, String typeUrl) {
+        byte[] bytes = new byte[message.getSerializedSize()];
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+        out.useDeterministicSerialization();
+        try {
+            message.writeTo(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        out.checkNoSpaceLeft();
+        return Any.newBuilder()
+                .setTypeUrl(typeUrl)
+                .setValue(UnsafeByteOperations.unsafeWrap(bytes))
+                .build();
+    }
+
+    /** The content version of a resource: a hash of its type, name and bytes, never 0 or {@code Long.MIN_VALUE}. */
+    static long version(XdsType type, String name, Any any) {
+        Hash64 h = new Hash64().putString(type.typeUrl()).putString(name);
+        putBytes(h, any.getValue());
+        long v = h.finish();
+        // 0 and Long.MIN_VALUE mean "absent" and "unknown" to the server
+        return v == 0 || v == Long.MIN_VALUE ? 1 : v;
+    }
+
+    /** Feeds bytes into a hash, eight at a time. */
+    static Hash64 putBytes(Hash64 h, ByteString value) {
+        ByteBuffer bytes = value.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        h.putInt(bytes.remaining());
+        while (bytes.remaining() >= 8) h.putLong(bytes.getLong());
+        while (bytes.hasRemaining()) h.putInt(bytes.get());
+        return h;
+    }
+}

@@ -1,0 +1,165 @@
+package dev.meshbridge.xds;
+
+import dev.meshbridge.core.util.Hash64;
+import java.time.Instant;
+import java.util.BitSet;
+
+/**
+ * What one stream has asked for and been sent of one type. Owned by the server's thread.
+ *
+ * <p>The invariant that keeps it small: for every subscribed resource that is not in {@link #pending}, the client
+ * has been sent the index's current version. {@link #pending} holds, for each resource that changed (or was newly
+ * subscribed) since, the version the client was last sent ({@link TypeIndex#ABSENT} or {@link TypeIndex#UNKNOWN}
+ * when it has none or we do not know).
+ */
+final class TypeState {
+
+    /** A NACK as the client sent it. */
+    record Nack(String version, String nonce, String message, Instant at) {}
+
+    private static final int REMEMBERED_NONCES = 4;
+
+    final TypeIndex index;
+    boolean requested;
+    boolean wildcard;
+    /** SotW only: the client used the legacy form (no names in its first request). */
+    boolean legacyWildcard;
+    /** SotW only: a hash of the resource names of the last request, to skip unchanged subscriptions cheaply. */
+    long namesHash;
+
+    final BitSet names = new BitSet();
+    final IntLongMap pending = new IntLongMap();
+    /** Sum of {@link TypeIndex#contribution} over what the client has been sent of its subscription. */
+    long viewSum;
+    /** A response is owed even when nothing changed (first request, a full-state subscription change). */
+    boolean respond;
+
+    String lastSentVersion;
+    String lastSentNonce;
+    Instant lastSentAt;
+    String lastAckedVersion;
+    Instant lastAckedAt;
+    boolean lastSentAcked;
+    Nack lastNack;
+    long responses;
+    long nacks;
+    private final String[] recentNonces = new String[REMEMBERED_NONCES];
+    private final String[] recentVersions = new String[REMEMBERED_NONCES];
+    private int recent;
+
+    TypeState(TypeIndex index) {
+        this.index = index;
+    }
+
+    XdsType type() {
+        return index.type;
+    }
+
+    /** Whether the subscription includes the resource of this id (with its wildcard visibility). */
+    boolean subscribes(int id, boolean wildcardVisible) {
+        return (wildcard && wildcardVisible) || names.get(id);
+    }
+
+    boolean subscribes(int id) {
+        return subscribes(id, index.wildcardVisible(id));
+    }
+
+    /** The version the client was last sent of a subscribed resource. */
+    long sentVersion(int id) {
+        return pending.containsKey(id) ? pending.get(id, TypeIndex.ABSENT) : index.version(id);
+    }
+
+    /** A subscribed resource changed from {@code oldVersion}: the client still has that one, unless already pending. */
+    void changed(int id, long oldVersion) {
+        pending.putIfAbsent(id, oldVersion);
+    }
+
+    /** The resource joins the subscription; the client has {@code clientVersion} of it. */
+    void added(int id, long clientVersion) {
+        if (pending.containsKey(id)) return;
+        long current = index.version(id);
+        if (clientVersion == current && current != TypeIndex.ABSENT) {
+            viewSum += index.contribution(id, current);
+        } else {
+            pending.put(id, clientVersion);
+            viewSum += index.contribution(id, clientVersion);
+        }
+    }
+
+    /** The resource leaves the subscription. */
+    void dropped(int id) {
+        viewSum -= index.contribution(id, sentVersion(id));
+        pending.remove(id);
+    }
+
+    /** The client now holds the current version of {@code id} (called as it is sent). */
+    void sent(int id, long wasVersion) {
+        viewSum += index.contribution(id, index.version(id)) - index.contribution(id, wasVersion);
+    }
+
+    String viewVersion() {
+        return versionOf(viewSum);
+    }
+
+    /** The version string of a view sum: 16 hex digits, equal in every replica for equal content. */
+    static String versionOf(long viewSum) {
+        return Hash64.toHex(Hash64.mix(viewSum));
+    }
+
+    /** The version hash of a resource version string, {@link TypeIndex#ABSENT} when it is not one of ours. */
+    static long parseVersion(String version) {
+        if (version.length() != 16) return TypeIndex.ABSENT;
+        try {
+            return Long.parseUnsignedLong(version, 16);
+        } catch (NumberFormatException e) {
+            return TypeIndex.ABSENT;
+        }
+    }
+
+    /** A reconnecting client holds exactly what we would send: count it as sent and acknowledged. */
+    void resumed(String version, Instant at) {
+        lastSentNonce = "";
+        lastSentVersion = version;
+        lastSentAt = at;
+        lastAckedVersion = version;
+        lastAckedAt = at;
+        lastSentAcked = true;
+    }
+
+    void recordSent(String nonce, String version, Instant at) {
+        lastSentNonce = nonce;
+        lastSentVersion = version;
+        lastSentAt = at;
+        lastSentAcked = false;
+        responses++;
+        recentNonces[recent % REMEMBERED_NONCES] = nonce;
+        recentVersions[recent % REMEMBERED_NONCES] = version;
+        recent++;
+    }
+
+    /** The version of a recently sent response, by its nonce; null when too old or unknown. */
+    String versionOfNonce(String nonce) {
+        for (int i = 0; i < REMEMBERED_NONCES; i++) {
+            if (nonce.equals(recentNonces[i])) return recentVersions[i];
+        }
+        return null;
+    }
+
+    void recordAck(String nonce, String version, Instant at) {
+        if (version != null) lastAckedVersion = version;
+        lastAckedAt = at;
+        if (nonce.equals(lastSentNonce)) lastSentAcked = true;
+    }
+
+    void recordNack(String nonce, String version, String message, Instant at) {
+        lastNack = new Nack(version, nonce, message, at);
+        nacks++;
+    }
+
+    /** SYNCED, NOT SENT or STALE, as {@code istioctl proxy-status} shows them. */
+    String status() {
+        if (lastSentNonce == null) return "NOT SENT";
+        if (lastSentAcked && pending.isEmpty() && !respond) return "SYNCED";
+        return "STALE";
+    }
+}

@@ -1,0 +1,63 @@
+package dev.meshbridge.xds;
+
+import java.util.Locale;
+
+/**
+ * The four xDS resource types the bridge serves, in the order a client should receive them when several change at
+ * once (clusters before their endpoints, listeners before their routes).
+ */
+public enum XdsType {
+    CLUSTER("cds", "type.googleapis.com/envoy.config.cluster.v3.Cluster", true),
+    ENDPOINT("eds", "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment", false),
+    LISTENER("lds", "type.googleapis.com/envoy.config.listener.v3.Listener", true),
+    ROUTE("rds", "type.googleapis.com/envoy.config.route.v3.RouteConfiguration", false);
+
+    private static final XdsType[] VALUES = values();
+
+    private final String shortName;
+    private final String typeUrl;
+    private final boolean fullState;
+
+    XdsType(String shortName, String typeUrl, boolean fullState) {
+        this.shortName = shortName;
+        this.typeUrl = typeUrl;
+        this.fullState = fullState;
+    }
+
+    /** {@code cds}, {@code eds}, {@code lds} or {@code rds}: used in metrics tags and the debug page. */
+    public String shortName() {
+        return shortName;
+    }
+
+    public String typeUrl() {
+        return typeUrl;
+    }
+
+    /**
+     * True for LDS and CDS: a state-of-the-world response must carry every subscribed resource, and a resource left
+     * out of it is deleted by the client. EDS and RDS responses carry only what changed.
+     */
+    public boolean fullState() {
+        return fullState;
+    }
+
+    /** The type of a v3 type URL, or null when the bridge does not serve it. */
+    public static XdsType ofTypeUrl(String typeUrl) {
+        for (XdsType t : VALUES) {
+            if (t.typeUrl.equals(typeUrl)) return t;
+        }
+        return null;
+    }
+
+    public static XdsType ofShortName(String name) {
+        String n = name.toLowerCase(Locale.ROOT);
+        for (XdsType t : VALUES) {
+            if (t.shortName.equals(n)) return t;
+        }
+        return null;
+    }
+
+    static XdsType[] all() {
+        return VALUES;
+    }
+}

@@ -1,0 +1,162 @@
+package dev.meshbridge.xds;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.util.JsonFormat;
+import dev.meshbridge.core.model.Health;
+import dev.meshbridge.core.model.Locality;
+import dev.meshbridge.core.model.MeshService;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.testing.TestCatalog;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The translator's output for one service of each layout, checked in under {@code src/test/resources/golden/}:
+ * every resource as Envoy's JSON form, with its name and version (versions are content hashes, so they are the same
+ * on every machine).
+ *
+ * <p>To regenerate after an intended change: {@code ./mvnw -q -pl xds -am verify -Dtest=GoldenFilesTest
+ * -Dsurefire.failIfNoSpecifiedTests=false -Dmeshbridge.golden.update=true}, then review the diff.
+ */
+class GoldenFilesTest {
+
+    private static final Path DIR = Path.of("src/test/resources/golden");
+    private static final JsonFormat.Printer JSON = JsonFormat.printer()
+            .usingTypeRegistry(JsonFormat.TypeRegistry.newBuilder()
+                    .add(List.of(
+                            Cluster.getDescriptor(),
+                            ClusterLoadAssignment.getDescriptor(),
+                            Listener.getDescriptor(),
+                            RouteConfiguration.getDescriptor(),
+                            HttpConnectionManager.getDescriptor(),
+                            Router.getDescriptor(),
+                            HttpProtocolOptions.getDescriptor()))
+                    .build());
+
+    private final TestCatalog catalog = new TestCatalog();
+    private final EnvoyTranslator translator = new EnvoyTranslator();
+
+    @AfterEach
+    void close() {
+        catalog.close();
+    }
+
+    @Test
+    void dubboInterfaceService() throws Exception {
+        Map<String, String> params = Map.of(
+                "application", "demo-provider",
+                "side", "provider",
+                "release", "3.3.6",
+                "methods", "sayHello,sayBye",
+                "timestamp", "1714550400000",
+                "dubbo", "2.0.2");
+        check(
+                "dubbo-interface",
+                Upserts.dubboInterface(
+                        "org.demo.Greeter",
+                        "1.0.0",
+                        "blue",
+                        List.of(
+                                Upserts.dubboProvider("10.0.0.11", 20880, params)
+                                        .locality(Locality.of("cn-hangzhou", "zone-a"))
+                                        .build(),
+                                Upserts.dubboProvider("10.0.0.12", 20880, Map.of("weight", "200", "side", "provider"))
+                                        .locality(Locality.of("cn-hangzhou", "zone-b"))
+                                        .build(),
+                                Upserts.dubboProvider("10.0.0.13", 20880, Map.of("disabled", "true"))
+                                        .build())));
+    }
+
+    @Test
+    void dubboApplicationService() throws Exception {
+        check(
+                "dubbo-application",
+                Upserts.dubboApplication(
+                        "shop",
+                        List.of(
+                                Upserts.dubboAppInstance("10.0.1.21", 50051).build(),
+                                Upserts.dubboAppInstance("10.0.1.22", 50051)
+                                        .health(Health.UNHEALTHY)
+                                        .build(),
+                                Upserts.dubboAppInstance("10.0.1.23", 50051)
+                                        .weight(0)
+                                        .build())));
+    }
+
+    @Test
+    void springCloudService() throws Exception {
+        check(
+                "spring-cloud",
+                Upserts.springCloud(
+                        "orders",
+                        List.of(
+                                Upserts.springInstance("10.0.2.31", 8080)
+                                        .label("zone", "zone-a")
+                                        .label("version", "v2")
+                                        .locality(Locality.of("eu-west", "zone-a"))
+                                        .build(),
+                                Upserts.springInstance("10.0.2.32", 8080)
+                                        .label("zone", "zone-b")
+                                        .label("version", "v1")
+                                        .locality(Locality.of("eu-west", "zone-b"))
+                                        .build())));
+    }
+
+    private void check(String name, ServiceUpsert upsert) throws IOException {
+        catalog.aggregator().accept(upsert);
+        MeshService service = catalog.awaitService(upsert.host());
+        String actual = render(translator.translate(service));
+        Path file = DIR.resolve(name + ".json");
+        if (Boolean.getBoolean("meshbridge.golden.update")) {
+            Files.createDirectories(DIR);
+            Files.writeString(file, actual, StandardCharsets.UTF_8);
+        }
+        assertThat(file)
+                .as("golden file %s (regenerate with -Dmeshbridge.golden.update=true and review the diff)", file)
+                .exists();
+        assertThat(actual).isEqualTo(Files.readString(file, StandardCharsets.UTF_8));
+    }
+
+    static String render(ServiceResources r) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        sb.append("{\n  \"host\": \"").append(r.host()).append("\",\n");
+        sb.append("  \"skipped\": [");
+        for (int i = 0; i < r.skipped().size(); i++) {
+            ServiceResources.Skipped s = r.skipped().get(i);
+            sb.append(i == 0 ? "\n" : ",\n")
+                    .append("    {\"item\": \"")
+                    .append(s.item())
+                    .append("\", \"reason\": \"")
+                    .append(s.reason())
+                    .append("\"}");
+        }
+        sb.append(r.skipped().isEmpty() ? "],\n" : "\n  ],\n");
+        sb.append("  \"resources\": [");
+        for (int i = 0; i < r.resources().size(); i++) {
+            XdsResource x = r.resources().get(i);
+            sb.append(i == 0 ? "\n" : ",\n");
+            sb.append("    {\n      \"type\": \"").append(x.type().shortName()).append("\",\n");
+            sb.append("      \"name\": \"").append(x.name()).append("\",\n");
+            sb.append("      \"version\": \"").append(x.version()).append("\",\n");
+            sb.append("      \"resource\": ")
+                    .append(JSON.print(x.any()).replace("\n", "\n      "))
+                    .append("\n    }");
+        }
+        sb.append("\n  ]\n}\n");
+        return sb.toString();
+    }
+}

@@ -1,0 +1,85 @@
+package dev.meshbridge.xds;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.meshbridge.core.config.ConfigException;
+import dev.meshbridge.core.config.ConfigNode;
+import java.time.Duration;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class XdsOptionsTest {
+
+    private static XdsOptions parse(String yaml) throws ConfigException {
+        ConfigNode root = ConfigNode.parse("bridge.yaml", yaml);
+        root.accept("registries"); // another module's section
+        XdsOptions options = XdsOptions.parse(root.section("xds"));
+        root.finish();
+        return options;
+    }
+
+    @Test
+    void noSection_givesTheDefaults() throws Exception {
+        XdsOptions o = parse("registries: []\n");
+
+        assertThat(o).isEqualTo(XdsOptions.DEFAULTS);
+        assertThat(o.bindAddress()).isEqualTo("0.0.0.0");
+        assertThat(o.port()).isEqualTo(15010);
+        assertThat(o.connectTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(o.grpcListeners()).isTrue();
+        assertThat(o.lbMetadataLabels()).isNull();
+        assertThat(o.keepaliveTime()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(o.maxConnectionAge()).isEqualTo(Duration.ZERO);
+    }
+
+    @Test
+    void everyOption_isRead() throws Exception {
+        XdsOptions o = parse("""
+                xds:
+                  bindAddress: 127.0.0.1
+                  port: 0
+                  connectTimeout: 250ms
+                  grpcListeners: false
+                  lbMetadataLabels: [version, zone]
+                  keepaliveTime: 1m
+                  maxConnectionAge: 30m
+                """);
+
+        assertThat(o.bindAddress()).isEqualTo("127.0.0.1");
+        assertThat(o.port()).isZero();
+        assertThat(o.connectTimeout()).isEqualTo(Duration.ofMillis(250));
+        assertThat(o.grpcListeners()).isFalse();
+        assertThat(o.lbMetadataLabels()).isEqualTo(Set.of("version", "zone"));
+        assertThat(o.keepaliveTime()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(o.maxConnectionAge()).isEqualTo(Duration.ofMinutes(30));
+        assertThat(o.translatorOptions().lbLabels()).isEqualTo(Set.of("version", "zone"));
+    }
+
+    @Test
+    void starInLbMetadataLabels_copiesEveryLabel() throws Exception {
+        assertThat(parse("xds:\n  lbMetadataLabels: ['*']\n").lbMetadataLabels())
+                .isNull();
+        assertThat(parse("xds:\n  lbMetadataLabels: []\n").lbMetadataLabels()).isEmpty();
+    }
+
+    @Test
+    void badValues_areRefusedWithLineAndField() {
+        assertThatThrownBy(() -> parse("""
+                        xds:
+                          bindAddress: not an address
+                          port: 70000
+                          connectTimeout: 0s
+                          maxConnectionAge: soon
+                          lbMetadataLabels: ["bad key!"]
+                          keepaliveTim: 10s
+                        """))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("bridge.yaml:2:16: xds.bindAddress: expected an IP address")
+                .hasMessageContaining("bridge.yaml:3:9: xds.port: expected an integer in 0..65535, got 70000")
+                .hasMessageContaining("xds.connectTimeout: must be positive")
+                .hasMessageContaining("xds.maxConnectionAge: expected a duration")
+                .hasMessageContaining("xds.lbMetadataLabels: 'bad key!' is not a valid label key")
+                .hasMessageContaining("xds.keepaliveTim: unknown field; did you mean 'keepaliveTime'?");
+    }
+}
