@@ -156,10 +156,11 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     /**
      * Binds the port and starts serving.
      *
+     * @return this server
      * @throws IOException when the address cannot be bound
      * @throws IllegalStateException when called twice or after close
      */
-    public void start() throws IOException {
+    public McpServer start() throws IOException {
         if (!state.compareAndSet(State.LATENT, State.STARTED)) {
             throw new IllegalStateException(
                     "MCP server already " + state.get().name().toLowerCase(Locale.ROOT));
@@ -197,6 +198,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     options.initialSyncTimeout().toNanos(),
                     TimeUnit.NANOSECONDS);
         }
+        return this;
     }
 
     private String modeName() {
