@@ -6,8 +6,10 @@ import dev.meshbridge.app.admin.CatalogDebug;
 import dev.meshbridge.app.admin.RegistriesDebug;
 import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.aggregate.ServiceAggregator;
+import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import dev.meshbridge.ingress.IngressController;
 import dev.meshbridge.xds.XdsServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -39,6 +41,8 @@ public final class Bridge implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile BridgeConfig config;
     private XdsServer xds;
+    private IngressController ingress;
+    private List<RegistryConfig> mcpBridgeRegistries = List.of();
     private AdminServer admin;
     private ConfigFileWatcher fileWatcher;
 
@@ -72,12 +76,20 @@ public final class Bridge implements AutoCloseable {
         xds = new XdsServer(config.xds(), meters).start();
         aggregator.subscribe(xds).join();
         reconciler.apply(config.registries());
+        if (config.ingress().kubernetes().enabled()
+                || config.ingress().directory().enabled()) {
+            ingress = new IngressController(config.ingress(), null, meters, providers, this::onMcpBridge, this::ready);
+            ingress.routes().addListener(aggregator::setRoutes);
+            aggregator.subscribe(ingress.destinations()).join();
+            ingress.start();
+        }
         if (config.admin().enabled()) {
             admin = new AdminServer(
                     config.admin().address(), config.admin().port(), this::readiness, this::liveness, meters::scrape);
             admin.addDebugSource(new CatalogDebug(aggregator));
             admin.addDebugSource(new RegistriesDebug(reconciler::running, aggregator));
             admin.addDebugSource(xds.debugSource());
+            if (ingress != null) admin.addDebugSource(ingress.debug());
             admin.start();
         }
         if (configFile != null && config.reload().enabled()) {
@@ -96,15 +108,42 @@ public final class Bridge implements AutoCloseable {
     }
 
     /** Applies a changed, valid configuration: registries are reconciled; other sections need a restart. */
-    void reconfigure(BridgeConfig next) {
+    synchronized void reconfigure(BridgeConfig next) {
         BridgeConfig previous = config;
-        reconciler.apply(next.registries());
+        config = next;
+        reconciler.apply(registries());
+        if (!next.ingress().equals(previous.ingress())) log.warn("config: ingress changes apply after a restart");
         if (!next.aggregator().equals(previous.aggregator()))
             log.warn("config: aggregator changes apply after a restart");
         if (!next.admin().equals(previous.admin())) log.warn("config: admin changes apply after a restart");
         if (!next.xds().equals(previous.xds())) log.warn("config: xds changes apply after a restart");
         if (!next.reload().equals(previous.reload())) log.warn("config: reload changes apply after a restart");
-        config = next;
+    }
+
+    /** The registries an McpBridge resource configures changed: reconcile them together with the file's. */
+    private synchronized void onMcpBridge(List<RegistryConfig> registries) {
+        mcpBridgeRegistries = List.copyOf(registries);
+        reconciler.apply(registries());
+    }
+
+    /**
+     * The registries to run: those of the configuration file, then those of the McpBridge resource. On a name both
+     * use, the file's entry wins and the clash is logged.
+     */
+    private List<RegistryConfig> registries() {
+        List<RegistryConfig> all = new ArrayList<>(config.registries());
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (RegistryConfig r : all) names.add(r.name());
+        for (RegistryConfig r : mcpBridgeRegistries) {
+            if (names.add(r.name())) {
+                all.add(r);
+            } else {
+                log.warn(
+                        "registry name={} is in both the configuration file and the McpBridge; the file's entry is used",
+                        r.name());
+            }
+        }
+        return all;
     }
 
     public ServiceAggregator aggregator() {
@@ -186,6 +225,7 @@ public final class Bridge implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) return;
         if (fileWatcher != null) fileWatcher.close();
         if (admin != null) admin.close();
+        if (ingress != null) ingress.close();
         reconciler.close();
         if (xds != null) xds.close();
         for (int i = closeables.size() - 1; i >= 0; i--) {

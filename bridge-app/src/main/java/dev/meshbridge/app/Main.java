@@ -67,16 +67,8 @@ public final class Main {
                     case "--config", "-c" -> config = Path.of(value != null ? value : next(argv, ++i, a));
                     case "--demo" -> demo = true;
                     case "--check" -> check = true;
-                    case "--admin-port" -> {
-                        String v = value != null ? value : next(argv, ++i, a);
-                        try {
-                            adminPort = Integer.parseInt(v);
-                        } catch (NumberFormatException e) {
-                            throw new IllegalArgumentException("--admin-port needs a number, got '" + v + "'");
-                        }
-                        if (adminPort < 0 || adminPort > 65535)
-                            throw new IllegalArgumentException("--admin-port " + adminPort + " is out of 0..65535");
-                    }
+                    case "--admin-port" -> adminPort = port(a, value != null ? value : next(argv, ++i, a));
+                    case "--xds-port" -> xdsPort = port(a, value != null ? value : next(argv, ++i, a));
                     case "--help", "-h" -> help = true;
                     case "--version" -> version = true;
                     default -> throw new IllegalArgumentException("unknown argument '" + argv[i] + "'");
@@ -173,6 +165,7 @@ public final class Main {
                 out.println();
                 out.println("meshbridge demo: embedded ZooKeeper at " + d.zookeeperAddress() + " with");
                 d.samples().forEach(s -> out.println("  - " + s));
+                out.println("xDS (Envoy, proxyless gRPC) on port " + bridge.xdsPort());
                 out.println("The catalog:  curl -s http://127.0.0.1:" + bridge.adminPort() + "/debug/catalog");
                 out.println("Registries:   curl -s http://127.0.0.1:" + bridge.adminPort() + "/debug/registries");
                 out.println("Metrics:      curl -s http://127.0.0.1:" + bridge.adminPort() + "/metrics");

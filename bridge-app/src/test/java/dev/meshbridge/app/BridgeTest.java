@@ -181,6 +181,45 @@ class BridgeTest {
     }
 
     @Test
+    void ingressDirectory_routesReachTheSnapshot_andTheDebugPage() throws Exception {
+        Path ingresses = Files.createDirectories(dir.resolve("ingress"));
+        Files.writeString(ingresses.resolve("orders.yaml"), """
+                apiVersion: networking.k8s.io/v1
+                kind: Ingress
+                metadata:
+                  name: orders
+                  namespace: shop
+                  annotations:
+                    meshbridge.dev/destination: |
+                      80% orders.fixed
+                      20% users.fixed
+                spec:
+                  ingressClassName: meshbridge
+                  rules:
+                  - http:
+                      paths:
+                      - path: /orders
+                        pathType: Prefix
+                        backend:
+                          resource: {apiGroup: meshbridge.dev, kind: RegistryService, name: orders.fixed}
+                """);
+        start("ingress: {directory: {path: '" + ingresses + "'}}\n" + config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [orders, users]
+                """));
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> !bridge.aggregator().current().routes().isEmpty());
+        var route = bridge.aggregator().current().routes().routes().get(0);
+        assertThat(route.match().path()).isEqualTo("/orders");
+        assertThat(route.destinations()).extracting(d -> d.weight()).containsExactly(80, 20);
+        assertThat(bridge.aggregator().current().routes().registryHosts())
+                .containsExactly("orders.fixed", "users.fixed");
+        assertThat(get("/debug/ingress").body()).contains("shop").contains("orders");
+    }
+
+    @Test
     void reload_badEdit_isRefusedAndRunningStateKept() throws Exception {
         start(config("""
                   - type: fixed

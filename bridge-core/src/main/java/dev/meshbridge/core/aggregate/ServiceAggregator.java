@@ -6,6 +6,7 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.MeshSnapshot;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.route.RouteTable;
 import dev.meshbridge.core.spi.EventSink;
 import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistrySynced;
@@ -114,6 +115,8 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private final Set<String> dirtyHosts = new HashSet<>();
     private final List<SnapshotListener> listeners = new ArrayList<>();
     private final Set<String> reportedConflicts = new HashSet<>();
+    private RouteTable routes = RouteTable.empty();
+    private boolean routesDirty;
     private long firstDirtyNanos;
     private long lastEventNanos;
     private ScheduledFuture<?> flushTask;
@@ -178,6 +181,20 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             }
             counts.remove(registry);
             countsView.remove(registry);
+        });
+    }
+
+    /**
+     * Replaces the Ingress routes (all sources merged). Coalesced like registry events; a table with the version of the
+     * current one changes nothing. Every later snapshot carries the latest table.
+     */
+    public void setRoutes(RouteTable table) {
+        Objects.requireNonNull(table, "table");
+        run(() -> {
+            if (table.version().equals(routes.version())) return;
+            routes = table;
+            routesDirty = true;
+            changed();
         });
     }
 
@@ -359,7 +376,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             flushTask.cancel(false);
             flushTask = null;
         }
-        if (dirtyHosts.isEmpty()) return;
+        if (dirtyHosts.isEmpty() && !routesDirty) return;
         MeshSnapshot prev = current.get();
         PSortedMap<String, MeshService> map = prev.servicesMap();
         long versionSum = prev.versionSum();
@@ -390,9 +407,12 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             changedHosts.add(host);
         }
         dirtyHosts.clear();
-        if (changedHosts.isEmpty() && removedHosts.isEmpty()) return;
-        MeshSnapshot next =
-                new MeshSnapshot(prev.sequence() + 1, versionSum, map, changedHosts, removedHosts, endpoints);
+        boolean routesChanged =
+                routesDirty && !routes.version().equals(prev.routes().version());
+        routesDirty = false;
+        if (changedHosts.isEmpty() && removedHosts.isEmpty() && !routesChanged) return;
+        MeshSnapshot next = new MeshSnapshot(
+                prev.sequence() + 1, versionSum, map, changedHosts, removedHosts, endpoints, routes, routesChanged);
         current.set(next);
         snapshotsPublished.incrementAndGet();
         if (log.isDebugEnabled()) log.debug("published {} changed={} removed={}", next, changedHosts, removedHosts);

@@ -1,5 +1,6 @@
 package dev.meshbridge.core.model;
 
+import dev.meshbridge.core.route.RouteTable;
 import dev.meshbridge.core.util.Hash64;
 import java.util.NavigableMap;
 import java.util.Objects;
@@ -19,7 +20,8 @@ import org.pcollections.TreePMap;
  */
 public final class MeshSnapshot {
 
-    private static final MeshSnapshot EMPTY = new MeshSnapshot(0, 0L, TreePMap.empty(), Set.of(), Set.of(), 0);
+    private static final MeshSnapshot EMPTY =
+            new MeshSnapshot(0, 0L, TreePMap.empty(), Set.of(), Set.of(), 0, RouteTable.empty(), false);
 
     private final long sequence;
     private final long versionSum;
@@ -27,6 +29,8 @@ public final class MeshSnapshot {
     private final Set<String> changed;
     private final Set<String> removed;
     private final long endpointCount;
+    private final RouteTable routes;
+    private final boolean routesChanged;
 
     /**
      * @param sequence position in the sequence of published snapshots (0 for the empty start)
@@ -43,12 +47,30 @@ public final class MeshSnapshot {
             Set<String> changed,
             Set<String> removed,
             long endpointCount) {
+        this(sequence, versionSum, services, changed, removed, endpointCount, RouteTable.empty(), false);
+    }
+
+    /**
+     * @param routes the Ingress routes merged from every source
+     * @param routesChanged true when {@code routes} differ from those of {@code sequence - 1}
+     */
+    public MeshSnapshot(
+            long sequence,
+            long versionSum,
+            PSortedMap<String, MeshService> services,
+            Set<String> changed,
+            Set<String> removed,
+            long endpointCount,
+            RouteTable routes,
+            boolean routesChanged) {
         this.sequence = sequence;
         this.versionSum = versionSum;
         this.services = Objects.requireNonNull(services);
         this.changed = Set.copyOf(changed);
         this.removed = Set.copyOf(removed);
         this.endpointCount = endpointCount;
+        this.routes = Objects.requireNonNull(routes);
+        this.routesChanged = routesChanged;
     }
 
     public static MeshSnapshot empty() {
@@ -67,9 +89,24 @@ public final class MeshSnapshot {
         return sequence;
     }
 
-    /** Content version of the whole catalog: 16 hex digits. */
+    /** Content version of the whole catalog, routes included: 16 hex digits. */
     public String version() {
-        return Hash64.toHex(Hash64.mix(versionSum));
+        long v = versionSum;
+        if (!routes.isEmpty()) v += Hash64.of(routes.version());
+        return Hash64.toHex(Hash64.mix(v));
+    }
+
+    /** The Ingress routes (empty when no Ingress source is configured). */
+    public RouteTable routes() {
+        return routes;
+    }
+
+    /**
+     * True when {@link #routes()} differ from the previous snapshot's. {@link #changed()} and {@link #removed()} stay
+     * about services only, so an endpoint change never looks like a route change.
+     */
+    public boolean routesChanged() {
+        return routesChanged;
     }
 
     public long versionSum() {
@@ -111,6 +148,7 @@ public final class MeshSnapshot {
     @Override
     public String toString() {
         return "MeshSnapshot{seq=" + sequence + ", version=" + version() + ", services=" + services.size()
-                + ", endpoints=" + endpointCount + ", changed=" + changed.size() + ", removed=" + removed.size() + "}";
+                + ", endpoints=" + endpointCount + ", changed=" + changed.size() + ", removed=" + removed.size()
+                + ", routes=" + routes.routes().size() + (routesChanged ? " (changed)" : "") + "}";
     }
 }

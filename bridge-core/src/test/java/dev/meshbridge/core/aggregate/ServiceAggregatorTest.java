@@ -197,6 +197,43 @@ class ServiceAggregatorTest {
         assertThat(sa2.service("s8.test")).isSameAs(sa.service("s8.test"));
     }
 
+    private static dev.meshbridge.core.route.RouteTable routes(String path, String host) {
+        var owner = new dev.meshbridge.core.route.IngressRef(
+                "test", "default", "web", java.time.Instant.parse("2024-01-01T00:00:00Z"));
+        var route = new dev.meshbridge.core.route.HttpRoute(
+                owner,
+                new dev.meshbridge.core.route.RouteMatch("", dev.meshbridge.core.route.PathType.PREFIX, path),
+                List.of(new dev.meshbridge.core.route.WeightedDestination(
+                        dev.meshbridge.core.route.RegistryDestination.of(host), 100)));
+        return dev.meshbridge.core.route.RouteTable.merge(List.of(new dev.meshbridge.core.route.IngressRoutes(
+                owner, List.of(route), java.util.Optional.empty(), List.of())));
+    }
+
+    @Test
+    void setRoutes_publishesRoutesChangedWithoutTouchingServices_andSameTableIsNoOp() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.1")));
+        MeshSnapshot before = a.flushNow().join();
+        a.setRoutes(routes("/web", "web.test"));
+        MeshSnapshot withRoutes = a.flushNow().join();
+        assertThat(withRoutes.sequence()).isEqualTo(before.sequence() + 1);
+        assertThat(withRoutes.routesChanged()).isTrue();
+        assertThat(withRoutes.changed()).isEmpty();
+        assertThat(withRoutes.routes().routes())
+                .singleElement()
+                .satisfies(r -> assertThat(r.match().path()).isEqualTo("/web"));
+        assertThat(withRoutes.version()).isNotEqualTo(before.version());
+
+        a.setRoutes(routes("/web", "web.test"));
+        assertThat(a.flushNow().join().sequence()).isEqualTo(withRoutes.sequence());
+
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.2")));
+        MeshSnapshot endpointOnly = a.flushNow().join();
+        assertThat(endpointOnly.routesChanged()).isFalse();
+        assertThat(endpointOnly.routes()).isSameAs(withRoutes.routes());
+        assertThat(endpointOnly.changed()).containsExactly("web.test");
+    }
+
     @Test
     void endpointFlags_arePreservedForTranslators() {
         ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);

@@ -1,0 +1,272 @@
+package dev.meshbridge.registry.nacos;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.meshbridge.core.config.Secret;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.StringJoiner;
+
+/**
+ * The few Nacos HTTP APIs the watcher needs beyond the gRPC naming protocol: login (to report wrong credentials
+ * clearly and to call the others), the namespace list (for {@code nacosNamespaceId: "*"}) and the service list of all
+ * groups (for {@code nacosGroups: ["*"]}, which the gRPC protocol cannot list).
+ *
+ * <p>Each call tries the Nacos 3 path first and falls back to the Nacos 2 path when the server answers 404, then
+ * remembers which one worked:
+ *
+ * <ol>
+ *   <li>login: {@code POST /v3/auth/user/login}, else {@code POST /v1/auth/users/login};
+ *   <li>namespaces: {@code GET /v3/admin/core/namespace/list}, else {@code GET /v1/console/namespaces};
+ *   <li>services: {@code GET /v3/admin/ns/service/list}, else {@code GET /v1/ns/catalog/services}.
+ * </ol>
+ *
+ * <p>Not thread-safe: the watcher calls it from its one I/O thread. Never logs or returns credentials.
+ */
+final class NacosHttpApi {
+
+    /** A service name with its group. */
+    record GroupedName(String group, String name) {}
+
+    /** Nacos refused the credentials (HTTP 401/403). */
+    static final class AuthException extends IOException {
+        AuthException(String message) {
+            super(message);
+        }
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int PAGE_SIZE = 500;
+
+    private final List<String> addresses;
+    private final String contextPath;
+    private final Secret username;
+    private final Secret password;
+    private final Duration timeout;
+    private final Clock clock;
+    private HttpClient http;
+
+    private String token;
+    private Instant tokenExpiry = Instant.MIN;
+    private int preferred;
+    private Boolean v3Login;
+    private Boolean v3Namespaces;
+    private Boolean v3Services;
+
+    NacosHttpApi(List<String> addresses, String contextPath, Secret username, Secret password, Duration timeout) {
+        this(addresses, contextPath, username, password, timeout, Clock.systemUTC());
+    }
+
+    NacosHttpApi(
+            List<String> addresses,
+            String contextPath,
+            Secret username,
+            Secret password,
+            Duration timeout,
+            Clock clock) {
+        this.addresses = List.copyOf(addresses);
+        this.contextPath = contextPath;
+        this.username = username;
+        this.password = password;
+        this.timeout = timeout;
+        this.clock = clock;
+    }
+
+    /** Logs in when credentials are configured and the token is missing or about to expire; no-op otherwise. */
+    void login() throws IOException, InterruptedException {
+        if (username == null) return;
+        if (token != null && clock.instant().isBefore(tokenExpiry)) return;
+        String user = username.resolve();
+        String form = "username=" + encode(user) + "&password=" + encode(password.resolve());
+        Response r = null;
+        if (v3Login == null || v3Login) {
+            r = send("POST", contextPath + "/v3/auth/user/login", form);
+            if (r.status == 404 || r.status == 501) {
+                v3Login = false;
+                r = null;
+            } else {
+                v3Login = true;
+            }
+        }
+        if (r == null) r = send("POST", contextPath + "/v1/auth/users/login", form);
+        if (r.status == 401 || r.status == 403) {
+            throw new AuthException("Nacos at " + r.address + " refused the login of user '" + user + "' (HTTP "
+                    + r.status + ": " + abbreviate(r.body) + "); check nacosUsername and nacosPassword");
+        }
+        if (r.status != 200) {
+            throw new IOException(
+                    "login to Nacos at " + r.address + " failed: HTTP " + r.status + " " + abbreviate(r.body));
+        }
+        JsonNode json = parse(r);
+        JsonNode t = json.path("accessToken");
+        if (!t.isTextual() || t.asText().isEmpty()) {
+            // a server with auth disabled answers without a token
+            token = "";
+            tokenExpiry = clock.instant().plus(Duration.ofMinutes(5));
+            return;
+        }
+        token = t.asText();
+        long ttl = json.path("tokenTtl").asLong(18_000);
+        tokenExpiry = clock.instant().plusSeconds(Math.max(10, ttl * 9 / 10));
+    }
+
+    /** Every namespace id; the public namespace is {@code public} (Nacos 2 lists it as an empty id). */
+    List<String> namespaces() throws IOException, InterruptedException {
+        login();
+        JsonNode data;
+        if (v3Namespaces == null || v3Namespaces) {
+            Response r = send("GET", contextPath + "/v3/admin/core/namespace/list" + query(Map.of()), null);
+            if (r.status == 404 || r.status == 501) {
+                v3Namespaces = false;
+            } else {
+                v3Namespaces = true;
+                data = checked(r).path("data");
+                return namespaceIds(data);
+            }
+        }
+        Response r = send("GET", contextPath + "/v1/console/namespaces" + query(Map.of()), null);
+        data = checked(r).path("data");
+        return namespaceIds(data);
+    }
+
+    private static List<String> namespaceIds(JsonNode data) throws IOException {
+        if (!data.isArray()) throw new IOException("namespace list has no data array");
+        Set<String> ids = new LinkedHashSet<>();
+        for (JsonNode ns : data) {
+            String id = ns.path("namespace").asText("");
+            ids.add(id.isEmpty() ? NacosOptions.PUBLIC_NAMESPACE : id);
+        }
+        return new ArrayList<>(ids);
+    }
+
+    /** Every service of every group in a namespace, paged. */
+    Set<GroupedName> servicesOfAllGroups(String namespaceId) throws IOException, InterruptedException {
+        login();
+        Set<GroupedName> out = new LinkedHashSet<>();
+        for (int page = 1; ; page++) {
+            Map<String, String> params = new LinkedHashMap<>();
+            params.put("namespaceId", namespaceId);
+            params.put("groupNameParam", "");
+            params.put("serviceNameParam", "");
+            params.put("pageNo", Integer.toString(page));
+            params.put("pageSize", Integer.toString(PAGE_SIZE));
+            params.put("withInstances", "false");
+            List<JsonNode> items = new ArrayList<>();
+            boolean done = false;
+            if (v3Services == null || v3Services) {
+                params.put("ignoreEmptyService", "false");
+                Response r = send("GET", contextPath + "/v3/admin/ns/service/list" + query(params), null);
+                if (r.status == 404 || r.status == 501) {
+                    v3Services = false;
+                    params.remove("ignoreEmptyService");
+                } else {
+                    v3Services = true;
+                    JsonNode pageNode = checked(r).path("data").path("pageItems");
+                    pageNode.forEach(items::add);
+                    done = true;
+                }
+            }
+            if (!done) {
+                Response r = send("GET", contextPath + "/v1/ns/catalog/services" + query(params), null);
+                checked(r).path("serviceList").forEach(items::add);
+            }
+            for (JsonNode item : items) {
+                String name = item.path("name").asText("");
+                String group = item.path("groupName").asText(NacosOptions.DEFAULT_GROUP);
+                if (!name.isEmpty()) out.add(new GroupedName(group, name));
+            }
+            if (items.size() < PAGE_SIZE) return out;
+        }
+    }
+
+    void close() {
+        if (http != null) http.close();
+    }
+
+    private String query(Map<String, String> params) {
+        StringJoiner q = new StringJoiner("&", "?", "");
+        q.setEmptyValue("");
+        params.forEach((k, v) -> q.add(encode(k) + "=" + encode(v)));
+        if (token != null && !token.isEmpty()) q.add("accessToken=" + encode(token));
+        return q.toString();
+    }
+
+    private JsonNode checked(Response r) throws IOException {
+        if (r.status == 401 || r.status == 403) {
+            token = null;
+            throw new AuthException("Nacos at " + r.address + " refused the request (HTTP " + r.status + ": "
+                    + abbreviate(r.body) + ")"
+                    + (username == null ? "; it needs nacosUsername and nacosPassword" : ""));
+        }
+        if (r.status != 200) {
+            throw new IOException("Nacos at " + r.address + " answered HTTP " + r.status + ": " + abbreviate(r.body));
+        }
+        return parse(r);
+    }
+
+    private static JsonNode parse(Response r) throws IOException {
+        try {
+            return JSON.readTree(r.body);
+        } catch (IOException e) {
+            throw new IOException(
+                    "Nacos at " + r.address + " answered something that is not JSON: " + abbreviate(r.body));
+        }
+    }
+
+    private record Response(String address, int status, String body) {}
+
+    /** Sends to the last address that worked, then to the others in turn when one cannot be reached. */
+    private Response send(String method, String pathAndQuery, String form) throws IOException, InterruptedException {
+        if (http == null) {
+            http = HttpClient.newBuilder()
+                    .connectTimeout(timeout)
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .build();
+        }
+        IOException last = null;
+        for (int i = 0; i < addresses.size(); i++) {
+            int index = (preferred + i) % addresses.size();
+            String address = addresses.get(index);
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + address + pathAndQuery))
+                    .timeout(timeout);
+            if (form != null) {
+                b.header("Content-Type", "application/x-www-form-urlencoded")
+                        .POST(HttpRequest.BodyPublishers.ofString(form));
+            } else {
+                b.method(method, HttpRequest.BodyPublishers.noBody());
+            }
+            try {
+                HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                preferred = index;
+                return new Response(address, r.statusCode(), r.body());
+            } catch (IOException e) {
+                last = new IOException("cannot reach Nacos at " + address + ": " + e.getMessage(), e);
+            }
+        }
+        throw last != null ? last : new IOException("no Nacos address configured");
+    }
+
+    private static String encode(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    private static String abbreviate(String s) {
+        if (s == null) return "";
+        String t = s.strip();
+        return t.length() > 200 ? t.substring(0, 200) + "..." : t;
+    }
+}

@@ -1,0 +1,304 @@
+package dev.meshbridge.registry.nacos;
+
+import com.alibaba.nacos.api.naming.pojo.Instance;
+import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.dubbo.DubboEndpoints;
+import dev.meshbridge.core.dubbo.DubboNaming;
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.Health;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.naming.Labels;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Turns the instance list Nacos gives for one service into the full endpoint list of one catalog shard. Pure: the
+ * same instances give the same upsert.
+ *
+ * <p>Three kinds of Nacos services:
+ *
+ * <ol>
+ *   <li>Dubbo interface-level, named {@code providers:<interface>:<version>:<group>}: host and endpoint parameters
+ *       through {@link DubboNaming}, exactly as for a Dubbo interface found in ZooKeeper; the port name is the Dubbo
+ *       protocol from the {@code protocol} metadata; the weight is Dubbo's {@code weight} parameter when the provider
+ *       set one (Dubbo consumers read that, not the Nacos weight), else the Nacos weight;
+ *   <li>Dubbo 3 application-level, recognized by {@code dubbo.endpoints} or {@code dubbo.metadata.revision} in the
+ *       metadata: the application host, one port per protocol of {@code dubbo.endpoints};
+ *   <li>everything else (Spring Cloud Alibaba, plain Nacos clients): the {@link NacosOptions#hostTemplate()} host and
+ *       one port named after the {@code protocol} metadata ({@code http} when absent, {@code https} when
+ *       {@code secure=true}).
+ * </ol>
+ *
+ * <p>Instance semantics, for every kind: a Nacos weight {@code w} becomes {@code round(w * 100)} (1.0 is an ordinary
+ * instance, {@link Endpoint#DEFAULT_WEIGHT}); a positive weight too small to round to 1 becomes 1, so it keeps a
+ * little traffic; {@code enabled=false} and weight 0 give no traffic; {@code healthy=false} is {@link
+ * Health#UNHEALTHY}; the Nacos cluster is the label {@value #CLUSTER_LABEL}; metadata become labels (sanitized).
+ */
+final class NacosServiceMapper {
+
+    /** Label carrying the Nacos cluster of an instance. */
+    static final String CLUSTER_LABEL = "nacos.io/cluster";
+
+    private static final String DUBBO_PROVIDERS = "providers:";
+
+    /** Application-level metadata that are structure, not labels. */
+    private static final List<String> DUBBO_APPLICATION_NOT_LABELS = List.of(
+            DubboEndpoints.METADATA_KEY, "dubbo.metadata.", "dubbo.metadata-service.", "dubbo.subscribed-services");
+
+    /** What mapping produced: the upsert (null when the service cannot be named), and what was left out. */
+    record Result(ServiceUpsert upsert, List<Skip> skipped, Map<String, List<Labels.Dropped>> droppedLabels) {}
+
+    /** A left-out item and why. */
+    record Skip(String item, String reason) {}
+
+    private final RegistryConfig config;
+    private final NacosOptions options;
+
+    NacosServiceMapper(RegistryConfig config, NacosOptions options) {
+        this.config = config;
+        this.options = options;
+    }
+
+    /**
+     * Maps one service.
+     *
+     * @param key the shard: namespace id, group and Nacos service name
+     * @param instances every instance Nacos gives for it
+     */
+    Result map(ServiceKey key, List<Instance> instances) {
+        List<Skip> skipped = new ArrayList<>();
+        Map<String, List<Labels.Dropped>> dropped = new LinkedHashMap<>();
+        List<Instance> sorted = new ArrayList<>(instances);
+        sorted.sort(Comparator.comparing((Instance i) -> String.valueOf(i.getIp()))
+                .thenComparingInt(Instance::getPort)
+                .thenComparing(i -> String.valueOf(i.getClusterName())));
+        Kind kind = kind(key.name(), sorted);
+        String host;
+        TreeMap<String, String> serviceLabels = new TreeMap<>();
+        try {
+            host = switch (kind) {
+                case DUBBO_INTERFACE -> dubboInterfaceHost(key, sorted, serviceLabels);
+                case DUBBO_APPLICATION -> {
+                    putIfValid(serviceLabels, "dubbo.application", key.name());
+                    yield DubboNaming.applicationHost(options.dubboApplicationTemplate(), config.name(), key.name());
+                }
+                case PLAIN ->
+                    options.hostTemplate()
+                            .render(Map.of(
+                                    "service", key.name(),
+                                    "group", key.group(),
+                                    "namespace", options.namespaceInHost(key.namespace()),
+                                    "namespaceId", key.namespace(),
+                                    "registry", config.name()));
+            };
+        } catch (IllegalArgumentException e) {
+            skipped.add(new Skip(describe(key), e.getMessage()));
+            return new Result(null, skipped, dropped);
+        }
+
+        List<Endpoint> endpoints = new ArrayList<>();
+        Map<String, PortUse> ports = new TreeMap<>();
+        for (Instance instance : sorted) {
+            String item = describe(key) + " instance " + instance.getIp() + ":" + instance.getPort();
+            try {
+                Endpoint e = switch (kind) {
+                    case DUBBO_INTERFACE -> dubboInterfaceEndpoint(instance, ports, item, dropped);
+                    case DUBBO_APPLICATION -> dubboApplicationEndpoint(instance, ports, item, dropped);
+                    case PLAIN -> plainEndpoint(instance, ports, item, dropped);
+                };
+                endpoints.add(e);
+            } catch (IllegalArgumentException ex) {
+                skipped.add(new Skip(item, ex.getMessage()));
+            }
+        }
+        List<ServicePort> servicePorts = new ArrayList<>();
+        for (Map.Entry<String, PortUse> p : ports.entrySet()) {
+            PortUse use = p.getValue();
+            servicePorts.add(new ServicePort(
+                    p.getKey(), config.servicePort(p.getKey(), use.protocol, use.lowestPort), use.protocol));
+        }
+        return new Result(new ServiceUpsert(key, host, servicePorts, endpoints, serviceLabels), skipped, dropped);
+    }
+
+    private enum Kind {
+        DUBBO_INTERFACE,
+        DUBBO_APPLICATION,
+        PLAIN
+    }
+
+    private static Kind kind(String name, List<Instance> instances) {
+        if (name.startsWith(DUBBO_PROVIDERS)) return Kind.DUBBO_INTERFACE;
+        for (Instance i : instances) {
+            Map<String, String> m = i.getMetadata();
+            if (m != null && (m.containsKey(DubboEndpoints.METADATA_KEY) || m.containsKey("dubbo.metadata.revision"))) {
+                return Kind.DUBBO_APPLICATION;
+            }
+        }
+        return Kind.PLAIN;
+    }
+
+    /** The protocol and lowest real port seen for one port name. */
+    private static final class PortUse {
+        final Protocol protocol;
+        int lowestPort;
+
+        PortUse(Protocol protocol, int port) {
+            this.protocol = protocol;
+            this.lowestPort = port;
+        }
+    }
+
+    private static void usePort(Map<String, PortUse> ports, String name, Protocol protocol, int port) {
+        PortUse use = ports.get(name);
+        if (use == null) {
+            ports.put(name, new PortUse(protocol, port));
+        } else if (port < use.lowestPort) {
+            use.lowestPort = port;
+        }
+    }
+
+    private String dubboInterfaceHost(ServiceKey key, List<Instance> instances, Map<String, String> serviceLabels) {
+        // providers:<interface>:<version>:<group>, as Dubbo's NacosRegistry names it (empty parts stay empty)
+        String[] parts = key.name().substring(DUBBO_PROVIDERS.length()).split(":", -1);
+        String iface = parts[0];
+        if (iface.isEmpty()) throw new IllegalArgumentException("Dubbo service name has no interface");
+        String version = parts.length > 1 ? parts[1] : "";
+        String group = parts.length > 2 ? parts[2] : "";
+        String application = "";
+        for (Instance i : instances) {
+            String app = metadata(i).get("application");
+            if (app != null && !app.isEmpty()) {
+                application = app;
+                break;
+            }
+        }
+        putIfValid(serviceLabels, "dubbo.interface", iface);
+        if (!version.isEmpty()) putIfValid(serviceLabels, "dubbo.version", version);
+        if (!group.isEmpty()) putIfValid(serviceLabels, "dubbo.group", group);
+        return DubboNaming.interfaceHost(
+                options.dubboInterfaceTemplate(), config.name(), iface, version, group, application);
+    }
+
+    private Endpoint dubboInterfaceEndpoint(
+            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+        Map<String, String> params = metadata(instance);
+        int port = checkAddress(instance);
+        String protocol = params.getOrDefault("protocol", Protocol.DUBBO.portName());
+        String portName = DubboNaming.portName(protocol);
+        // Dubbo's NacosRegistry adds protocol and path to the URL parameters only to rebuild the URL: not labels
+        Map<String, String> labelSource = new LinkedHashMap<>(params);
+        labelSource.remove("protocol");
+        labelSource.remove("path");
+        Labels.Result labels = withCluster(DubboNaming.labels(labelSource), instance, item, dropped);
+        Endpoint.Builder b = DubboNaming.endpoint(instance.getIp(), portName, port, params, labels);
+        if (!params.containsKey("weight")) b.weight(weight(instance.getWeight()));
+        b.enabled(instance.isEnabled() && DubboNaming.enabled(params)).health(health(instance));
+        usePort(ports, portName, DubboNaming.protocol(protocol), port);
+        return b.build();
+    }
+
+    private Endpoint dubboApplicationEndpoint(
+            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+        Map<String, String> metadata = metadata(instance);
+        int instancePort = checkAddress(instance);
+        List<DubboEndpoints.ProtocolPort> protocolPorts;
+        String endpointsJson = metadata.get(DubboEndpoints.METADATA_KEY);
+        if (endpointsJson != null && !endpointsJson.isBlank()) {
+            protocolPorts = DubboEndpoints.parse(endpointsJson);
+            if (protocolPorts.isEmpty()) throw new IllegalArgumentException("dubbo.endpoints lists no protocol");
+        } else {
+            String protocol = metadata.getOrDefault("dubbo.protocol", Protocol.DUBBO.portName());
+            protocolPorts = List.of(new DubboEndpoints.ProtocolPort(protocol, instancePort));
+        }
+        Map<String, String> labelSource = new LinkedHashMap<>();
+        metadata.forEach((k, v) -> {
+            if (DUBBO_APPLICATION_NOT_LABELS.stream().noneMatch(k::startsWith)) labelSource.put(k, v);
+        });
+        Labels.Result labels = withCluster(DubboNaming.labels(labelSource), instance, item, dropped);
+        Endpoint.Builder b = Endpoint.builder(instance.getIp())
+                .weight(metadata.containsKey("weight") ? DubboNaming.weight(metadata) : weight(instance.getWeight()))
+                .enabled(instance.isEnabled() && DubboNaming.enabled(metadata))
+                .health(health(instance))
+                .labels(labels.labels());
+        for (DubboEndpoints.ProtocolPort pp : protocolPorts) {
+            String portName = DubboNaming.portName(pp.protocol());
+            b.port(portName, pp.port());
+            usePort(ports, portName, DubboNaming.protocol(pp.protocol()), pp.port());
+        }
+        return b.build();
+    }
+
+    private Endpoint plainEndpoint(
+            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+        Map<String, String> metadata = metadata(instance);
+        int port = checkAddress(instance);
+        Protocol protocol = Protocol.parse(metadata.get("protocol"))
+                .orElse("true".equalsIgnoreCase(metadata.get("secure")) ? Protocol.HTTPS : Protocol.HTTP);
+        Labels.Result labels = withCluster(Labels.sanitize(metadata), instance, item, dropped);
+        usePort(ports, protocol.portName(), protocol, port);
+        return Endpoint.builder(instance.getIp())
+                .port(protocol.portName(), port)
+                .weight(weight(instance.getWeight()))
+                .enabled(instance.isEnabled())
+                .health(health(instance))
+                .labels(labels.labels())
+                .build();
+    }
+
+    private static Labels.Result withCluster(
+            Labels.Result labels, Instance instance, String item, Map<String, List<Labels.Dropped>> dropped) {
+        List<Labels.Dropped> all = new ArrayList<>(labels.dropped());
+        TreeMap<String, String> out = new TreeMap<>(labels.labels());
+        String cluster = instance.getClusterName();
+        if (cluster != null && !cluster.isEmpty()) {
+            Labels.Result c = Labels.sanitize(Map.of(CLUSTER_LABEL, cluster));
+            out.putAll(c.labels());
+            all.addAll(c.dropped());
+        }
+        if (!all.isEmpty()) dropped.put(item, all);
+        return new Labels.Result(out, all);
+    }
+
+    private static int checkAddress(Instance instance) {
+        if (instance.getIp() == null || instance.getIp().isBlank()) {
+            throw new IllegalArgumentException("instance has no ip");
+        }
+        int port = instance.getPort();
+        if (port < 1 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 1..65535");
+        return port;
+    }
+
+    /**
+     * A Nacos weight (1.0 for an ordinary instance, at most 10000) as an endpoint weight: scaled by {@link
+     * Endpoint#DEFAULT_WEIGHT} and rounded; a positive weight below 0.005 becomes 1 rather than 0.
+     */
+    static int weight(double nacosWeight) {
+        if (Double.isNaN(nacosWeight) || nacosWeight <= 0) return 0;
+        double scaled = nacosWeight * Endpoint.DEFAULT_WEIGHT;
+        if (scaled >= Endpoint.MAX_WEIGHT) return Endpoint.MAX_WEIGHT;
+        return (int) Math.max(1, Math.round(scaled));
+    }
+
+    private static Health health(Instance instance) {
+        return instance.isHealthy() ? Health.HEALTHY : Health.UNHEALTHY;
+    }
+
+    private static Map<String, String> metadata(Instance instance) {
+        return instance.getMetadata() == null ? Map.of() : instance.getMetadata();
+    }
+
+    private static void putIfValid(Map<String, String> labels, String key, String value) {
+        if (Labels.isValidValue(value)) labels.put(key, value);
+    }
+
+    static String describe(ServiceKey key) {
+        return key.namespace() + "/" + key.group() + "/" + key.name();
+    }
+}

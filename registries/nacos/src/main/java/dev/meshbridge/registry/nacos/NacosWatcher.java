@@ -1,0 +1,661 @@
+package dev.meshbridge.registry.nacos;
+
+import com.alibaba.nacos.api.PropertyKeyConst;
+import com.alibaba.nacos.api.common.Constants;
+import com.alibaba.nacos.api.exception.NacosException;
+import com.alibaba.nacos.api.exception.runtime.NacosRuntimeException;
+import com.alibaba.nacos.api.naming.CommonParams;
+import com.alibaba.nacos.api.naming.NamingFactory;
+import com.alibaba.nacos.api.naming.NamingService;
+import com.alibaba.nacos.api.naming.listener.Event;
+import com.alibaba.nacos.api.naming.listener.EventListener;
+import com.alibaba.nacos.api.naming.listener.FuzzyWatchChangeEvent;
+import com.alibaba.nacos.api.naming.listener.FuzzyWatchEventWatcher;
+import com.alibaba.nacos.api.naming.listener.NamingEvent;
+import com.alibaba.nacos.api.naming.pojo.Instance;
+import com.alibaba.nacos.api.naming.pojo.ListView;
+import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.spi.EventSink;
+import dev.meshbridge.core.spi.RegistryEvent;
+import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.spi.RegistrySynced;
+import dev.meshbridge.core.spi.RegistryWatcher;
+import dev.meshbridge.core.spi.ServiceRemoval;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.spi.WatcherContext;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches one Nacos registry (2.x or 3.x servers) through nacos-client's gRPC naming API and sends its services to the
+ * catalog.
+ *
+ * <p>How it works:
+ *
+ * <ol>
+ *   <li>one loop thread owns all state; nacos-client callbacks (instance pushes, fuzzy-watch notifications) only
+ *       enqueue onto it, and blocking calls run on an I/O thread and a small subscribe pool, which post their results
+ *       back;
+ *   <li>a refresh round lists the services of every watched namespace and group (gRPC {@code ServiceListRequest},
+ *       paged; the HTTP service list for all groups), subscribes to each new service and unsubscribes from services
+ *       that disappeared; the next round starts {@link NacosOptions#refreshInterval()} after one ends;
+ *   <li>with a Nacos 3 server, a fuzzy watch makes the server push each new service at once, so a new service does
+ *       not wait for the next round; a Nacos 2 server has no such push and relies on the rounds;
+ *   <li>every subscription delivers the full instance list of its service on each change; each list becomes one
+ *       {@link ServiceUpsert} (see {@link NacosServiceMapper}); a subscription's first list is read from the
+ *       client's cache right after subscribing, and used only if no push for that service came in meanwhile;
+ *   <li>a round that fails (the server is unreachable or refuses the credentials) marks the registry disconnected,
+ *       sends nothing and retries with jittered backoff; the first round that succeeds after that, like the first
+ *       round at start, ends with a {@link RegistrySynced}; nacos-client reconnects and re-subscribes by itself.
+ * </ol>
+ */
+public final class NacosWatcher implements RegistryWatcher {
+
+    private static final Logger log = LoggerFactory.getLogger(NacosWatcher.class);
+
+    static final String TYPE = "nacos";
+    private static final int PAGE_SIZE = 500;
+    private static final int MAX_PAGES = 10_000;
+    private static final int SUBSCRIBE_THREADS = 4;
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
+    private static final String NACOS_DEFAULT_LOGGING = "nacos.logging.default.config.enabled";
+
+    private enum Lifecycle {
+        LATENT,
+        STARTED,
+        CLOSED
+    }
+
+    private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
+    private final RegistryConfig config;
+    private final NacosOptions options;
+    private final String registry;
+    private final EventSink events;
+    private final RegistryStatus status;
+    private final NacosServiceMapper mapper;
+    private final ServiceFilter filter;
+    private final NacosHttpApi http;
+    private final ScheduledExecutorService loop;
+    private final ExecutorService io;
+    private final ExecutorService subscribePool;
+
+    // nacos-client instances by namespace id: written by the I/O thread only, read by subscribe tasks
+    private final Map<String, NamingService> clients = new ConcurrentHashMap<>();
+    // I/O thread only
+    private final Set<String> fuzzyWatched = new HashSet<>();
+    private final Set<String> fuzzyUnsupported = new HashSet<>();
+    private volatile Path cacheDir;
+
+    // loop thread only
+    private final Map<ServiceKey, Tracked> tracked = new HashMap<>();
+    private boolean closed;
+    private boolean needSync = true;
+    private int failures;
+    private boolean authFailing;
+
+    /** One watched service: its subscription and what was last sent for it. */
+    private static final class Tracked {
+        final ServiceKey key;
+        final Subscription subscription;
+        final long firstSeenNanos;
+        boolean subscribed;
+        boolean subscribing;
+        ServiceUpsert last;
+
+        Tracked(ServiceKey key, Subscription subscription, long firstSeenNanos) {
+            this.key = key;
+            this.subscription = subscription;
+            this.firstSeenNanos = firstSeenNanos;
+        }
+
+        boolean hasEndpoints() {
+            return last != null && !last.endpoints().isEmpty();
+        }
+    }
+
+    /** The services found in one round, by namespace. */
+    private record Listing(long startedNanos, Map<String, Set<NacosHttpApi.GroupedName>> services) {}
+
+    public NacosWatcher(RegistryConfig config, WatcherContext context) {
+        this.config = config;
+        this.options = config.options(NacosOptions.class);
+        this.registry = config.name();
+        this.events = context.events();
+        this.status = context.status();
+        this.mapper = new NacosServiceMapper(config, options);
+        this.filter = new ServiceFilter(options.allow(), options.deny());
+        this.http = new NacosHttpApi(
+                config.addresses(), options.contextPath(), options.username(), options.password(), options.timeout());
+        this.loop = Executors.newSingleThreadScheduledExecutor(threads("loop"));
+        this.io = Executors.newSingleThreadExecutor(threads("io"));
+        this.subscribePool = Executors.newFixedThreadPool(SUBSCRIBE_THREADS, threads("subscribe"));
+    }
+
+    @Override
+    public void start() {
+        if (!lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED)) {
+            throw new IllegalStateException("Nacos watcher " + registry + " was already started or closed");
+        }
+        // nacos-client would otherwise install its own logback/log4j2 configuration and write log files
+        if (System.getProperty(NACOS_DEFAULT_LOGGING) == null) System.setProperty(NACOS_DEFAULT_LOGGING, "false");
+        try {
+            cacheDir = Files.createTempDirectory("meshbridge-nacos-" + registry + "-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the nacos-client cache directory", e);
+        }
+        log.info(
+                "registry={} type={} starting: servers={} namespaces={} groups={} refresh={}",
+                registry,
+                TYPE,
+                config.addresses(),
+                options.allNamespaces() ? "*" : options.namespaceIds(),
+                options.allGroups() ? "*" : options.groups(),
+                options.refreshInterval());
+        post(this::refresh);
+    }
+
+    @Override
+    public void close() {
+        Lifecycle previous = lifecycle.getAndSet(Lifecycle.CLOSED);
+        if (previous == Lifecycle.CLOSED) return;
+        if (previous == Lifecycle.STARTED) {
+            try {
+                loop.submit(() -> closed = true).get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                log.debug("registry={} loop did not stop in time", registry, e);
+            }
+        }
+        loop.shutdownNow();
+        subscribePool.shutdownNow();
+        io.shutdownNow();
+        try {
+            io.awaitTermination(5, TimeUnit.SECONDS);
+            subscribePool.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (Map.Entry<String, NamingService> c : clients.entrySet()) shutDown(c.getKey(), c.getValue());
+        clients.clear();
+        http.close();
+        deleteCacheDir();
+        status.stopped();
+        log.info("registry={} type={} stopped", registry, TYPE);
+    }
+
+    // ---------------------------------------------------------------- loop thread
+
+    private void refresh() {
+        if (closed) return;
+        long started = System.nanoTime();
+        try {
+            io.execute(() -> {
+                Listing listing;
+                try {
+                    listing = list(started);
+                } catch (Exception e) {
+                    if (e instanceof InterruptedException)
+                        Thread.currentThread().interrupt();
+                    post(() -> onRoundFailed(e));
+                    return;
+                }
+                post(() -> onListing(listing));
+            });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    private void onListing(Listing listing) {
+        if (closed) return;
+        Set<ServiceKey> listed = new LinkedHashSet<>();
+        listing.services().forEach((namespace, names) -> {
+            for (NacosHttpApi.GroupedName n : names) {
+                if (filter.accepts(n.name())) listed.add(key(namespace, n.group(), n.name()));
+            }
+        });
+        List<CompletableFuture<Void>> subscribes = new ArrayList<>();
+        for (ServiceKey key : listed) {
+            Tracked t = tracked.computeIfAbsent(key, k -> new Tracked(k, new Subscription(k), System.nanoTime()));
+            if (!t.subscribed && !t.subscribing) subscribes.add(subscribe(t));
+        }
+        List<Tracked> gone = new ArrayList<>();
+        for (Tracked t : tracked.values()) {
+            if (!listed.contains(t.key) && t.firstSeenNanos < listing.startedNanos()) gone.add(t);
+        }
+        for (Tracked t : gone) untrack(t);
+        CompletableFuture.allOf(subscribes.toArray(CompletableFuture[]::new))
+                .whenComplete((v, e) -> post(() -> onRoundDone(listing)));
+    }
+
+    private void onRoundDone(Listing listing) {
+        if (closed) return;
+        if (failures > 0 || status.state() != RegistryStatus.State.UP) status.connected();
+        if (authFailing) log.info("registry={} type={} authentication works again", registry, TYPE);
+        failures = 0;
+        authFailing = false;
+        if (needSync) {
+            emit(new RegistrySynced(registry, tracked.keySet()));
+            needSync = false;
+            log.info(
+                    "registry={} type={} synced: namespaces={} services={}",
+                    registry,
+                    TYPE,
+                    listing.services().keySet(),
+                    tracked.size());
+        }
+        status.synced();
+        schedule(jitter(options.refreshInterval()));
+    }
+
+    private void onRoundFailed(Exception e) {
+        if (closed) return;
+        failures++;
+        needSync = true;
+        String reason = reason(e);
+        if (isAuthFailure(e)) {
+            if (!authFailing) log.error("registry={} type={} authentication failed: {}", registry, TYPE, reason);
+            authFailing = true;
+            reason = "authentication failed: " + reason;
+        }
+        status.error(reason, e instanceof NacosException || e instanceof IOException ? null : e);
+        status.disconnected(reason);
+        long base = options.refreshInterval().toMillis() << Math.min(failures, 6);
+        schedule(jitter(Duration.ofMillis(Math.min(
+                base,
+                Math.max(MAX_BACKOFF.toMillis(), 2 * options.refreshInterval().toMillis())))));
+    }
+
+    private void onServiceAdded(String namespace, String group, String name) {
+        if (closed || !filter.accepts(name)) return;
+        if (!options.allGroups() && !options.groups().contains(group)) return;
+        ServiceKey key = key(namespace, group, name);
+        if (tracked.containsKey(key)) return;
+        Tracked t = new Tracked(key, new Subscription(key), System.nanoTime());
+        tracked.put(key, t);
+        log.debug("registry={} new service {} pushed by Nacos", registry, NacosServiceMapper.describe(key));
+        subscribe(t);
+    }
+
+    private CompletableFuture<Void> subscribe(Tracked t) {
+        t.subscribing = true;
+        ServiceKey key = t.key;
+        Subscription subscription = t.subscription;
+        try {
+            return CompletableFuture.runAsync(
+                    () -> {
+                        NamingService client = clients.get(key.namespace());
+                        if (client == null) {
+                            post(() -> onSubscribeFailed(t, "no client for namespace " + key.namespace()));
+                            return;
+                        }
+                        long before = subscription.events.get();
+                        try {
+                            client.subscribe(key.name(), key.group(), subscription);
+                            List<Instance> now =
+                                    List.copyOf(client.getAllInstances(key.name(), key.group(), List.of(), true));
+                            post(() -> onSubscribed(t, before, now));
+                        } catch (NacosException | RuntimeException e) {
+                            post(() -> onSubscribeFailed(t, reason(e)));
+                        }
+                    },
+                    subscribePool);
+        } catch (RejectedExecutionException e) {
+            t.subscribing = false;
+            return CompletableFuture.completedFuture(null);
+        }
+    }
+
+    private void onSubscribed(Tracked t, long eventsBefore, List<Instance> instances) {
+        t.subscribing = false;
+        if (closed) return;
+        if (tracked.get(t.key) != t) {
+            unsubscribe(t); // the service went away while this subscription was being made
+            return;
+        }
+        t.subscribed = true;
+        // a push that came in meanwhile carries a list at least as new as this one
+        if (t.subscription.events.get() == eventsBefore) apply(t, instances);
+    }
+
+    private void onSubscribeFailed(Tracked t, String reason) {
+        t.subscribing = false;
+        if (closed || tracked.get(t.key) != t) return;
+        status.error("subscribe to " + NacosServiceMapper.describe(t.key) + ": " + reason, null);
+    }
+
+    private void onInstances(Subscription subscription, List<Instance> instances) {
+        if (closed) return;
+        Tracked t = tracked.get(subscription.key);
+        if (t == null || t.subscription != subscription) return;
+        apply(t, instances);
+    }
+
+    private void apply(Tracked t, List<Instance> instances) {
+        if (instances.isEmpty()) {
+            // no instance left to tell the service's kind: it keeps its host, so an empty-service grace applies to it
+            if (t.hasEndpoints()) {
+                t.last = new ServiceUpsert(t.key, t.last.host(), t.last.ports(), List.of(), t.last.labels());
+                emit(t.last);
+            }
+            return;
+        }
+        NacosServiceMapper.Result r = mapper.map(t.key, instances);
+        for (NacosServiceMapper.Skip s : r.skipped()) status.skipped(s.item(), s.reason());
+        r.droppedLabels().forEach(status::droppedLabels);
+        ServiceUpsert u = r.upsert();
+        if (u == null) {
+            if (t.hasEndpoints()) emit(new ServiceRemoval(t.key));
+            t.last = null;
+            return;
+        }
+        if (u.equals(t.last) || (u.endpoints().isEmpty() && !t.hasEndpoints())) {
+            t.last = u;
+            return;
+        }
+        t.last = u;
+        emit(u);
+    }
+
+    private void untrack(Tracked t) {
+        tracked.remove(t.key);
+        if (t.hasEndpoints()) emit(new ServiceRemoval(t.key));
+        if (!t.subscribing) unsubscribe(t); // one in flight is undone when it completes
+    }
+
+    private void unsubscribe(Tracked t) {
+        NamingService client = clients.get(t.key.namespace());
+        if (client == null) return;
+        try {
+            subscribePool.execute(() -> {
+                try {
+                    client.unsubscribe(t.key.name(), t.key.group(), t.subscription);
+                } catch (NacosException | RuntimeException e) {
+                    log.debug("registry={} unsubscribe {} failed", registry, t.key, e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    private void emit(RegistryEvent event) {
+        if (!closed) events.accept(event);
+    }
+
+    private void schedule(Duration delay) {
+        try {
+            loop.schedule(this::refresh, delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    private void post(Runnable task) {
+        try {
+            loop.execute(task);
+        } catch (RejectedExecutionException e) {
+            // closing: nothing more is sent
+        }
+    }
+
+    private ServiceKey key(String namespace, String group, String name) {
+        return new ServiceKey(TYPE, registry, namespace, group, name, "");
+    }
+
+    // ---------------------------------------------------------------- I/O thread
+
+    private Listing list(long startedNanos) throws Exception {
+        if (options.hasCredentials()) http.login();
+        List<String> namespaces = options.allNamespaces() ? http.namespaces() : options.namespaceIds();
+        for (String ns : List.copyOf(clients.keySet())) {
+            if (!namespaces.contains(ns)) {
+                NamingService gone = clients.remove(ns);
+                fuzzyWatched.remove(ns);
+                shutDown(ns, gone);
+            }
+        }
+        Map<String, Set<NacosHttpApi.GroupedName>> services = new LinkedHashMap<>();
+        for (String ns : namespaces) {
+            NamingService client = client(ns);
+            Set<NacosHttpApi.GroupedName> names = new LinkedHashSet<>();
+            if (options.allGroups()) {
+                // the gRPC protocol lists one group at a time; one cheap call still proves the connection works
+                client.getServicesOfServer(1, 1, Constants.DEFAULT_GROUP);
+                names.addAll(http.servicesOfAllGroups(ns));
+            } else {
+                for (String group : options.groups()) names.addAll(listGroup(client, group));
+            }
+            services.put(ns, names);
+            watchNewServices(ns, client);
+        }
+        return new Listing(startedNanos, services);
+    }
+
+    private static List<NacosHttpApi.GroupedName> listGroup(NamingService client, String group) throws NacosException {
+        Set<NacosHttpApi.GroupedName> out = new LinkedHashSet<>();
+        for (int page = 1; page <= MAX_PAGES; page++) {
+            ListView<String> view = client.getServicesOfServer(page, PAGE_SIZE, group);
+            List<String> data = view == null || view.getData() == null ? List.of() : view.getData();
+            int before = out.size();
+            for (String name : data) out.add(new NacosHttpApi.GroupedName(group, name));
+            if (data.size() < PAGE_SIZE || out.size() == before) break;
+        }
+        return new ArrayList<>(out);
+    }
+
+    /** Registers a fuzzy watch (Nacos 3) so that the server pushes each new service of the watched groups. */
+    private void watchNewServices(String namespace, NamingService client) {
+        if (!options.fuzzyWatch() || fuzzyWatched.contains(namespace) || fuzzyUnsupported.contains(namespace)) {
+            return;
+        }
+        NewServiceWatcher watcher = new NewServiceWatcher(namespace);
+        try {
+            if (options.allGroups()) {
+                client.fuzzyWatch("*", "*", watcher);
+            } else {
+                for (String group : options.groups()) client.fuzzyWatch("*", group, watcher);
+            }
+            fuzzyWatched.add(namespace);
+            log.info(
+                    "registry={} namespace={} the server pushes new services (Nacos 3 fuzzy watch)",
+                    registry,
+                    namespace);
+        } catch (NacosRuntimeException e) {
+            if (e.getErrCode() == NacosException.SERVER_NOT_IMPLEMENTED) {
+                fuzzyUnsupported.add(namespace);
+                log.info(
+                        "registry={} namespace={} the server cannot push new services (Nacos 2.x); they are found by"
+                                + " the service list refresh every {}",
+                        registry,
+                        namespace,
+                        options.refreshInterval());
+            } else {
+                log.debug("registry={} fuzzy watch failed: {}", registry, e.getMessage());
+            }
+        } catch (NacosException e) {
+            log.debug("registry={} fuzzy watch failed: {}", registry, e.getMessage());
+        }
+    }
+
+    private NamingService client(String namespace) throws NacosException {
+        NamingService existing = clients.get(namespace);
+        if (existing != null) return existing;
+        NamingService created = NamingFactory.createNamingService(clientProperties(namespace));
+        if (lifecycle.get() == Lifecycle.CLOSED) {
+            shutDown(namespace, created);
+            throw new NacosException(NacosException.CLIENT_DISCONNECT, "watcher closed");
+        }
+        clients.put(namespace, created);
+        return created;
+    }
+
+    private Properties clientProperties(String namespace) {
+        Properties p = new Properties();
+        p.setProperty(PropertyKeyConst.SERVER_ADDR, String.join(",", config.addresses()));
+        p.setProperty(PropertyKeyConst.NAMESPACE, namespace);
+        p.setProperty(PropertyKeyConst.CONTEXT_PATH, options.contextPath().isEmpty() ? "/" : options.contextPath());
+        if (options.username() != null) {
+            p.setProperty(PropertyKeyConst.USERNAME, options.username().resolve());
+            p.setProperty(PropertyKeyConst.PASSWORD, options.password().resolve());
+        }
+        if (options.accessKey() != null) {
+            p.setProperty(PropertyKeyConst.ACCESS_KEY, options.accessKey().resolve());
+            p.setProperty(PropertyKeyConst.SECRET_KEY, options.secretKey().resolve());
+        }
+        NacosOptions.AddressServer as = options.addressServer();
+        if (as != null) {
+            p.setProperty(PropertyKeyConst.ENDPOINT, as.host());
+            p.setProperty(PropertyKeyConst.ENDPOINT_PORT, Integer.toString(as.port()));
+            if (!as.contextPath().isEmpty()) p.setProperty(PropertyKeyConst.ENDPOINT_CONTEXT_PATH, as.contextPath());
+        }
+        // nothing on disk outside our own temporary directory, and no cache from an earlier run
+        p.setProperty(PropertyKeyConst.NAMING_LOAD_CACHE_AT_START, "false");
+        p.setProperty("JM.SNAPSHOT.PATH", cacheDir.toString());
+        p.setProperty(
+                CommonParams.NAMING_REQUEST_TIMEOUT,
+                Long.toString(options.timeout().toMillis()));
+        p.setProperty(PropertyKeyConst.NAMING_PUSH_EMPTY_PROTECTION, "false");
+        p.setProperty(
+                PropertyKeyConst.REDO_DELAY_TIME,
+                Long.toString(Math.min(3000, options.refreshInterval().toMillis())));
+        p.setProperty(PropertyKeyConst.ENABLE_CLIENT_METRICS, "false");
+        return p;
+    }
+
+    private void shutDown(String namespace, NamingService client) {
+        if (client == null) return;
+        try {
+            client.shutDown();
+        } catch (NacosException | RuntimeException e) {
+            log.debug("registry={} namespace={} nacos-client shutdown failed", registry, namespace, e);
+        }
+    }
+
+    private void deleteCacheDir() {
+        Path dir = cacheDir;
+        if (dir == null) return;
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException e) {
+                    log.debug("cannot delete {}", p, e);
+                }
+            });
+        } catch (IOException e) {
+            log.debug("cannot delete {}", dir, e);
+        }
+    }
+
+    // ---------------------------------------------------------------- client callbacks (enqueue only)
+
+    /** Receives the full instance list of one service on each change (nacos-client notifier thread). */
+    private final class Subscription implements EventListener {
+        final ServiceKey key;
+        final AtomicLong events = new AtomicLong();
+
+        Subscription(ServiceKey key) {
+            this.key = key;
+        }
+
+        @Override
+        public void onEvent(Event event) {
+            if (event instanceof NamingEvent e) {
+                events.incrementAndGet();
+                List<Instance> instances = e.getInstances() == null ? List.of() : List.copyOf(e.getInstances());
+                post(() -> onInstances(this, instances));
+            }
+        }
+    }
+
+    /** Receives Nacos 3 fuzzy-watch notifications of services added in a watched group. */
+    private final class NewServiceWatcher implements FuzzyWatchEventWatcher {
+        private final String namespace;
+
+        NewServiceWatcher(String namespace) {
+            this.namespace = namespace;
+        }
+
+        @Override
+        public Executor getExecutor() {
+            return null;
+        }
+
+        @Override
+        public void onEvent(FuzzyWatchChangeEvent event) {
+            if (Constants.ServiceChangedType.ADD_SERVICE.equals(event.getChangeType())) {
+                String group = event.getGroupName();
+                String name = event.getServiceName();
+                post(() -> onServiceAdded(namespace, group, name));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static boolean isAuthFailure(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof NacosHttpApi.AuthException) return true;
+            if (c instanceof NacosException ne && ne.getErrCode() == NacosException.NO_RIGHT) return true;
+        }
+        return false;
+    }
+
+    private static String reason(Throwable e) {
+        if (e instanceof NacosException ne) {
+            String msg = ne.getErrMsg();
+            if (ne.getErrCode() == NacosException.NO_RIGHT) {
+                return "Nacos refused the request (403: " + msg + "); check nacosUsername/nacosPassword or"
+                        + " nacosAccessKey/nacosSecretKey";
+            }
+            return "Nacos error " + ne.getErrCode() + ": " + msg;
+        }
+        String msg = e.getMessage();
+        return msg == null ? e.getClass().getSimpleName() : msg;
+    }
+
+    private static Duration jitter(Duration d) {
+        long ms = d.toMillis();
+        long spread = ms / 10;
+        return Duration.ofMillis(ms + (spread > 0 ? ThreadLocalRandom.current().nextLong(-spread, spread + 1) : 0));
+    }
+
+    private ThreadFactory threads(String role) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "meshbridge-nacos-" + registry + "-" + role + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

@@ -1,0 +1,686 @@
+package dev.meshbridge.registry.zookeeper;
+
+import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.dubbo.DubboNaming;
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.naming.HostTemplate;
+import dev.meshbridge.core.naming.Labels;
+import dev.meshbridge.core.spi.RegistryEvent;
+import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.spi.ServiceRemoval;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.apache.zookeeper.Watcher.Event.EventType;
+
+/**
+ * The watcher's copy of the part of the ZooKeeper tree it needs, and the services derived from it. Used by the
+ * watcher's one owner thread only, so it has no locks.
+ *
+ * <p>How it stays right:
+ *
+ * <ol>
+ *   <li>a listing replaces what is known under its znode; a watch event adds or removes one znode; both are applied
+ *       in the order they arrived, which ZooKeeper keeps consistent (a read that saw a change arrives after the event
+ *       for that change), so the copy converges on the tree;
+ *   <li>only what the services need is kept: provider URLs (as a 128-bit digest of the znode name, with the parsed
+ *       endpoint), instance endpoints and the mapping; consumers, configurators, routers, {@code metadata} and
+ *       {@code config} are never read;
+ *   <li>every change marks its service node dirty; {@link #drain} derives the dirty nodes' services and returns only
+ *       the upserts and removals that differ from what was sent before.
+ * </ol>
+ */
+final class ZookeeperCatalog {
+
+    static final String PROVIDERS = "providers";
+    static final String MAPPING = "mapping";
+
+    /** Dubbo's category nodes under an interface; only {@code providers} is read. */
+    static final Set<String> DUBBO_CATEGORIES = Set.of(PROVIDERS, "consumers", "routers", "configurators");
+
+    /** Dubbo's nodes under its root that hold no services. */
+    static final Set<String> IGNORED_CHILDREN = Set.of("metadata", "config");
+
+    /** Layout prefixes of {@link ServiceKey#namespace()}: which kind of service, under which root. */
+    static final String DUBBO_NS = "dubbo:";
+
+    static final String DUBBO_APP_NS = "dubbo-app:";
+    static final String DUBBO_MAPPING_NS = "dubbo-mapping:";
+    static final String SPRING_NS = "spring-cloud:";
+
+    private enum Kind {
+        SERVICE,
+        MAPPING,
+        IGNORED
+    }
+
+    /** A provider znode name, by its 128-bit digest: names are long URLs, and only equality is needed. */
+    private record NameKey(long hi, long lo) {}
+
+    private record MappingRef(String root, String iface) {}
+
+    /** An instance whose znode is gone, kept until its re-registration window is over. */
+    private record Departure(Child child, String id) {}
+
+    private static final class Root {
+        final String path;
+        final Map<String, Child> children = new HashMap<>();
+
+        Root(String path) {
+            this.path = path;
+        }
+    }
+
+    private static final class Child {
+        final Root root;
+        final String name;
+        final Kind kind;
+        Map<NameKey, Leaf> providers = new HashMap<>();
+        final Map<String, Leaf> instances = new HashMap<>();
+        final Map<String, List<String>> mappings = new HashMap<>();
+        Set<ServiceKey> keys = Set.of();
+        boolean removed;
+
+        Child(Root root, String name, Kind kind) {
+            this.root = root;
+            this.name = name;
+            this.kind = kind;
+        }
+    }
+
+    private final RegistryConfig config;
+    private final ZookeeperOptions options;
+    private final RegistryStatus status;
+    private final LeafParser parser;
+    private final MessageDigest md5;
+    private final Map<String, Root> roots = new LinkedHashMap<>();
+    private final Map<String, Set<MappingRef>> mappingsByApp = new HashMap<>();
+    private final Set<Child> dirty = new LinkedHashSet<>();
+    private final Set<MappingRef> dirtyMappings = new LinkedHashSet<>();
+    private final Map<ServiceKey, ServiceUpsert> sent = new HashMap<>();
+    private final Map<Departure, Long> departing = new LinkedHashMap<>();
+    private final long reregistrationNanos;
+    private final LongSupplier nanoTime;
+
+    ZookeeperCatalog(RegistryConfig config, ZookeeperOptions options, RegistryStatus status, LongSupplier nanoTime) {
+        this.config = config;
+        this.options = options;
+        this.status = status;
+        this.nanoTime = nanoTime;
+        this.reregistrationNanos = options.reregistrationWindow().toNanos();
+        this.parser = new LeafParser(status);
+        for (String r : options.servicesPaths()) roots.put(r, new Root(r));
+        try {
+            this.md5 = MessageDigest.getInstance("MD5");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK has no MD5", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ listings and reads
+
+    /** The children of a root; every service node under it is listed again. */
+    void rootListed(String rootPath, List<String> names, Consumer<ZnodeRead> next) {
+        Root root = roots.get(rootPath);
+        Set<String> present = new HashSet<>(names);
+        for (Iterator<Child> it = root.children.values().iterator(); it.hasNext(); ) {
+            Child c = it.next();
+            if (!present.contains(c.name)) {
+                it.remove();
+                markRemoved(c);
+            }
+        }
+        for (String name : names) {
+            Child c = child(root, name);
+            if (c != null && c.kind != Kind.IGNORED) next.accept(ZnodeRead.listNode(rootPath, name));
+        }
+    }
+
+    /** The root does not exist (or was deleted): nothing is under it. */
+    void rootGone(String rootPath) {
+        rootListed(rootPath, List.of(), r -> {});
+    }
+
+    /** The children of a service node (or of {@code mapping}); instances and mappings are read again. */
+    void nodeListed(String rootPath, String name, List<String> names, Consumer<ZnodeRead> next) {
+        Child c = child(roots.get(rootPath), name);
+        if (c == null || c.kind == Kind.IGNORED) return;
+        Set<String> present = new HashSet<>(names);
+        if (c.kind == Kind.MAPPING) {
+            for (String iface : List.copyOf(c.mappings.keySet())) {
+                if (!present.contains(iface)) mappingRead(rootPath, iface, null);
+            }
+            for (String iface : names) next.accept(ZnodeRead.readMapping(rootPath, iface));
+            return;
+        }
+        if (present.contains(PROVIDERS)) {
+            next.accept(ZnodeRead.listProviders(rootPath, name));
+        } else {
+            providersGone(rootPath, name);
+        }
+        for (String id : List.copyOf(c.instances.keySet())) {
+            if (!present.contains(id)) instanceGone(c, id);
+        }
+        for (String id : names) {
+            if (DUBBO_CATEGORIES.contains(id)) continue;
+            instanceBack(c, id);
+            c.instances.putIfAbsent(id, Leaf.Unusable.PENDING);
+            next.accept(ZnodeRead.readInstance(rootPath, name, id));
+        }
+    }
+
+    /** The node is gone (a listing or read found no node): what was under it is gone too. */
+    void nodeGone(String rootPath, String name) {
+        Root root = roots.get(rootPath);
+        Child c = root.children.remove(name);
+        if (c != null) markRemoved(c);
+    }
+
+    /** The provider URLs of one interface; names seen before keep their parsed provider. */
+    void providersListed(String rootPath, String name, List<String> names) {
+        Child c = child(roots.get(rootPath), name);
+        if (c == null || c.kind != Kind.SERVICE) return;
+        Map<NameKey, Leaf> fresh = HashMap.newHashMap(names.size());
+        String dir = providersPath(c);
+        for (String n : names) {
+            NameKey k = key(n);
+            Leaf old = c.providers.get(k);
+            fresh.put(k, old != null ? old : parser.provider(dir + "/" + n, n));
+        }
+        boolean changed = !fresh.keySet().equals(c.providers.keySet());
+        c.providers = fresh;
+        if (changed) markDirty(c);
+    }
+
+    /** The {@code providers} node of an interface does not exist (or was deleted). */
+    void providersGone(String rootPath, String name) {
+        Child c = roots.get(rootPath).children.get(name);
+        if (c == null) return;
+        if (!c.providers.isEmpty()) {
+            c.providers = new HashMap<>();
+            markDirty(c);
+        }
+    }
+
+    /**
+     * The data of one x-discovery instance, or null when it is gone. Garbage written over a good instance is reported
+     * and the last good value kept.
+     */
+    void instanceRead(String rootPath, String name, String id, byte[] data) {
+        Root root = roots.get(rootPath);
+        if (data == null) {
+            Child c = root.children.get(name);
+            if (c != null) instanceGone(c, id);
+            return;
+        }
+        Child c = child(root, name);
+        if (c == null || c.kind != Kind.SERVICE) return;
+        instanceBack(c, id);
+        Leaf leaf = parser.instance(ZnodeRead.join(ZnodeRead.join(rootPath, name), id), data);
+        Leaf old = c.instances.get(id);
+        // garbage written over a good instance does not take it away: the last good value stays
+        if (leaf == Leaf.Unusable.MALFORMED && old instanceof Leaf.Instance) return;
+        c.instances.put(id, leaf);
+        if (!leaf.equals(old)) markDirty(c);
+    }
+
+    /** The applications mapped to an interface ({@code <root>/mapping/<interface>}), or null when it is gone. */
+    void mappingRead(String rootPath, String iface, byte[] data) {
+        Child m = child(roots.get(rootPath), MAPPING);
+        if (m == null) return;
+        List<String> apps = data == null ? null : LeafParser.mappingApps(data);
+        List<String> old = apps == null ? m.mappings.remove(iface) : m.mappings.put(iface, apps);
+        if (Objects.equals(old, apps)) return;
+        MappingRef ref = new MappingRef(rootPath, iface);
+        if (old != null) {
+            for (String app : old) {
+                Set<MappingRef> refs = mappingsByApp.get(app);
+                if (refs != null && refs.remove(ref) && refs.isEmpty()) mappingsByApp.remove(app);
+            }
+        }
+        if (apps != null) {
+            for (String app : apps)
+                mappingsByApp.computeIfAbsent(app, a -> new HashSet<>()).add(ref);
+        }
+        dirtyMappings.add(ref);
+    }
+
+    // ------------------------------------------------------------------ departing instances
+
+    /**
+     * An x-discovery instance znode is gone. A good instance stays for the re-registration window (curator x-discovery
+     * deletes and re-creates every instance after each reconnect of its client); any other leaves at once.
+     */
+    private void instanceGone(Child c, String id) {
+        Leaf old = c.instances.get(id);
+        if (old == null) return;
+        if (old instanceof Leaf.Instance && reregistrationNanos > 0) {
+            departing.putIfAbsent(new Departure(c, id), nanoTime.getAsLong() + reregistrationNanos);
+            return;
+        }
+        c.instances.remove(id);
+        departing.remove(new Departure(c, id));
+        markDirty(c);
+    }
+
+    /** The instance znode exists (again). */
+    private void instanceBack(Child c, String id) {
+        if (!departing.isEmpty()) departing.remove(new Departure(c, id));
+    }
+
+    /**
+     * Removes the departing instances whose window is over.
+     *
+     * @return nanoseconds until the next one is due, or -1 when none is left
+     */
+    long expireDepartures() {
+        long now = nanoTime.getAsLong();
+        for (Iterator<Map.Entry<Departure, Long>> it = departing.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<Departure, Long> e = it.next();
+            if (e.getValue() - now > 0) return e.getValue() - now;
+            it.remove();
+            Departure d = e.getKey();
+            if (d.child().instances.remove(d.id()) != null) markDirty(d.child());
+        }
+        return -1;
+    }
+
+    boolean hasDepartures() {
+        return !departing.isEmpty();
+    }
+
+    // ------------------------------------------------------------------ watch events
+
+    /**
+     * One event of the root's persistent recursive watch.
+     *
+     * @param relative the path below the root ({@code ""} for the root itself)
+     */
+    void event(String rootPath, EventType type, String relative, Consumer<ZnodeRead> next) {
+        Root root = roots.get(rootPath);
+        boolean gone = type == EventType.NodeDeleted;
+        if (relative.isEmpty()) {
+            if (gone) rootGone(rootPath);
+            else if (type == EventType.NodeCreated) next.accept(ZnodeRead.listRoot(rootPath));
+            return;
+        }
+        String[] parts = relative.split("/", 4);
+        String name = parts[0];
+        if (parts.length == 1) {
+            if (gone) nodeGone(rootPath, name);
+            else if (type == EventType.NodeCreated) {
+                Child c = child(root, name);
+                if (c != null && c.kind != Kind.IGNORED) next.accept(ZnodeRead.listNode(rootPath, name));
+            }
+            return;
+        }
+        Child c = gone ? root.children.get(name) : child(root, name);
+        if (c == null || c.kind == Kind.IGNORED) return;
+        String second = parts[1];
+        if (c.kind == Kind.MAPPING) {
+            if (parts.length != 2) return;
+            if (gone) mappingRead(rootPath, second, null);
+            else next.accept(ZnodeRead.readMapping(rootPath, second));
+            return;
+        }
+        if (parts.length == 2) {
+            if (second.equals(PROVIDERS)) {
+                if (gone) providersGone(rootPath, name);
+                else if (type == EventType.NodeCreated) {
+                    next.accept(ZnodeRead.listProviders(rootPath, name));
+                }
+            } else if (!DUBBO_CATEGORIES.contains(second)) {
+                if (gone) {
+                    instanceGone(c, second);
+                } else {
+                    instanceBack(c, second);
+                    c.instances.putIfAbsent(second, Leaf.Unusable.PENDING);
+                    next.accept(ZnodeRead.readInstance(rootPath, name, second));
+                }
+            }
+            return;
+        }
+        if (parts.length == 3 && second.equals(PROVIDERS)) {
+            String url = parts[2];
+            NameKey k = key(url);
+            if (gone) {
+                if (c.providers.remove(k) != null) markDirty(c);
+            } else if (type == EventType.NodeCreated && !c.providers.containsKey(k)) {
+                c.providers.put(k, parser.provider(providersPath(c) + "/" + url, url));
+                markDirty(c);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ derived services
+
+    /** Every service this registry has now (those with at least one endpoint). */
+    Set<ServiceKey> services() {
+        return Set.copyOf(sent.keySet());
+    }
+
+    /** Number of service nodes known (interfaces, applications, services), for logs. */
+    int nodeCount() {
+        int n = 0;
+        for (Root r : roots.values()) n += r.children.size();
+        return n;
+    }
+
+    boolean hasChanges() {
+        return !dirty.isEmpty() || !dirtyMappings.isEmpty();
+    }
+
+    /** Derives the services of every dirty node; returns the upserts and removals that differ from what was sent. */
+    List<RegistryEvent> drain() {
+        List<RegistryEvent> out = new ArrayList<>();
+        for (Child c : dirty) {
+            if (c.kind != Kind.SERVICE) continue;
+            Set<MappingRef> byApp = mappingsByApp.get(c.name);
+            if (byApp != null) dirtyMappings.addAll(byApp);
+            String iface = decode(c.name);
+            for (Root r : roots.values()) {
+                Child m = r.children.get(MAPPING);
+                if (m != null && m.mappings.containsKey(iface)) dirtyMappings.add(new MappingRef(r.path, iface));
+            }
+            Map<ServiceKey, ServiceUpsert> now = c.removed ? Map.of() : derive(c);
+            apply(c.keys, now, out);
+            c.keys = now.isEmpty() ? Set.of() : Set.copyOf(now.keySet());
+        }
+        dirty.clear();
+        for (MappingRef ref : dirtyMappings) {
+            ServiceKey key = new ServiceKey(
+                    ZookeeperWatcherProvider.TYPE, config.name(), DUBBO_MAPPING_NS + ref.root(), "", ref.iface(), "");
+            ServiceUpsert u = deriveMapping(key, ref);
+            apply(Set.of(key), u == null ? Map.of() : Map.of(key, u), out);
+        }
+        dirtyMappings.clear();
+        return out;
+    }
+
+    private void apply(Set<ServiceKey> before, Map<ServiceKey, ServiceUpsert> now, List<RegistryEvent> out) {
+        for (ServiceKey k : before) {
+            if (!now.containsKey(k) && sent.remove(k) != null) out.add(new ServiceRemoval(k));
+        }
+        for (Map.Entry<ServiceKey, ServiceUpsert> e : now.entrySet()) {
+            ServiceUpsert previous = sent.put(e.getKey(), e.getValue());
+            if (!e.getValue().equals(previous)) out.add(e.getValue());
+        }
+    }
+
+    private Map<ServiceKey, ServiceUpsert> derive(Child c) {
+        Map<ServiceKey, ServiceUpsert> out = new HashMap<>();
+        if (!c.providers.isEmpty()) deriveInterface(c, out);
+        if (!c.instances.isEmpty()) deriveInstances(c, out);
+        return out;
+    }
+
+    /** Interface-level Dubbo: one service per (version, group) of the interface. */
+    private void deriveInterface(Child c, Map<ServiceKey, ServiceUpsert> out) {
+        String iface = decode(c.name);
+        Map<List<String>, List<Leaf.DubboProvider>> byVersionGroup = new HashMap<>();
+        for (Leaf l : c.providers.values()) {
+            if (l instanceof Leaf.DubboProvider p) {
+                byVersionGroup
+                        .computeIfAbsent(List.of(p.version(), p.group()), k -> new ArrayList<>())
+                        .add(p);
+            }
+        }
+        for (Map.Entry<List<String>, List<Leaf.DubboProvider>> e : byVersionGroup.entrySet()) {
+            String version = e.getKey().get(0);
+            String group = e.getKey().get(1);
+            ServiceKey key = new ServiceKey(
+                    ZookeeperWatcherProvider.TYPE, config.name(), DUBBO_NS + c.root.path, group, iface, version);
+            Map<String, Leaf.DubboProvider> byAddress = new HashMap<>();
+            for (Leaf.DubboProvider p : e.getValue()) {
+                String id = p.endpoint().address() + p.endpoint().ports();
+                byAddress.merge(id, p, (a, b) -> b.timestamp() > a.timestamp() ? b : a);
+            }
+            List<Leaf.DubboProvider> chosen = new ArrayList<>(byAddress.values());
+            chosen.sort(Comparator.comparing(Leaf.DubboProvider::endpoint));
+            Ports ports = new Ports();
+            List<Endpoint> endpoints = new ArrayList<>(chosen.size());
+            String application = "";
+            for (Leaf.DubboProvider p : chosen) {
+                ports.add(p.portName(), p.protocol(), p.endpoint().port(p.portName()));
+                endpoints.add(p.endpoint());
+                if (application.isEmpty()) application = p.application();
+            }
+            String host;
+            try {
+                if (!hasAlphanumeric(iface)) throw new IllegalArgumentException("interface name gives no host");
+                host = DubboNaming.interfaceHost(
+                        options.dubboInterfaceHost(), config.name(), iface, version, group, application);
+            } catch (IllegalArgumentException ex) {
+                status.skipped(key.toString(), ex.getMessage());
+                continue;
+            }
+            Map<String, String> labels = new TreeMap<>();
+            labels.put("dubbo.interface", iface);
+            if (!version.isEmpty()) labels.put("dubbo.version", version);
+            if (!group.isEmpty()) labels.put("dubbo.group", group);
+            out.put(key, new ServiceUpsert(key, host, ports.list(), endpoints, serviceLabels(key, labels)));
+        }
+    }
+
+    /** x-discovery services: Dubbo applications and Spring Cloud services, told apart by each instance's content. */
+    private void deriveInstances(Child c, Map<ServiceKey, ServiceUpsert> out) {
+        List<Leaf.Instance> dubbo = new ArrayList<>();
+        List<Leaf.Instance> spring = new ArrayList<>();
+        for (Leaf l : c.instances.values()) {
+            if (l instanceof Leaf.Instance i) (i.dubboApplication() ? dubbo : spring).add(i);
+        }
+        putInstances(
+                out,
+                c,
+                DUBBO_APP_NS,
+                dubbo,
+                options.dubboApplicationHost(),
+                Map.of("application", c.name, "registry", config.name()),
+                Map.of("dubbo.application", c.name));
+        putInstances(
+                out,
+                c,
+                SPRING_NS,
+                spring,
+                options.springCloudHost(),
+                Map.of("service", c.name, "root", c.root.path.substring(1), "registry", config.name()),
+                Map.of());
+    }
+
+    private void putInstances(
+            Map<ServiceKey, ServiceUpsert> out,
+            Child c,
+            String layout,
+            List<Leaf.Instance> instances,
+            HostTemplate template,
+            Map<String, String> vars,
+            Map<String, String> labels) {
+        if (instances.isEmpty()) return;
+        ServiceKey key =
+                new ServiceKey(ZookeeperWatcherProvider.TYPE, config.name(), layout + c.root.path, "", c.name, "");
+        ServiceUpsert u = instancesUpsert(key, instances, template, vars, labels);
+        if (u != null) out.put(key, u);
+    }
+
+    /**
+     * The interface's service as found through {@code <root>/mapping/<interface>}: the instances of the mapped
+     * applications, under the interface's host without version or group. None while the interface has interface-level
+     * providers in this registry (they say more: version, group, weight per interface).
+     */
+    private ServiceUpsert deriveMapping(ServiceKey key, MappingRef ref) {
+        Child m = roots.get(ref.root()).children.get(MAPPING);
+        List<String> apps = m == null ? null : m.mappings.get(ref.iface());
+        if (apps == null || apps.isEmpty() || hasInterfaceProviders(ref.iface())) return null;
+        List<Leaf.Instance> instances = new ArrayList<>();
+        for (String app : apps) {
+            for (Root r : roots.values()) {
+                Child c = r.children.get(app);
+                if (c == null || c.kind != Kind.SERVICE) continue;
+                for (Leaf l : c.instances.values()) {
+                    if (l instanceof Leaf.Instance i && i.dubboApplication()) instances.add(i);
+                }
+            }
+        }
+        if (instances.isEmpty()) return null;
+        Map<String, String> labels = new TreeMap<>();
+        labels.put("dubbo.interface", ref.iface());
+        if (apps.size() == 1) labels.put("dubbo.application", apps.get(0));
+        Map<String, String> vars = Map.of(
+                "interface", ref.iface(),
+                "version", "",
+                "group", "",
+                "application", apps.get(0),
+                "registry", config.name());
+        return instancesUpsert(key, instances, options.dubboInterfaceHost(), vars, labels);
+    }
+
+    private boolean hasInterfaceProviders(String iface) {
+        String encoded = URLEncoder.encode(iface, StandardCharsets.UTF_8);
+        for (Root r : roots.values()) {
+            Child c = r.children.get(encoded);
+            if (c == null) continue;
+            for (Leaf l : c.providers.values()) {
+                if (l instanceof Leaf.DubboProvider) return true;
+            }
+        }
+        return false;
+    }
+
+    private ServiceUpsert instancesUpsert(
+            ServiceKey key,
+            List<Leaf.Instance> instances,
+            HostTemplate template,
+            Map<String, String> vars,
+            Map<String, String> labels) {
+        Map<String, Leaf.Instance> byAddress = new HashMap<>();
+        for (Leaf.Instance i : instances) {
+            String id = i.endpoint().address() + i.endpoint().ports();
+            byAddress.merge(id, i, (a, b) -> b.registeredAt() > a.registeredAt() ? b : a);
+        }
+        Ports ports = new Ports();
+        List<Endpoint> endpoints = new ArrayList<>(byAddress.size());
+        for (Leaf.Instance i : byAddress.values()) {
+            i.endpoint()
+                    .ports()
+                    .forEach((name, port) -> ports.add(name, i.protocols().get(name), port));
+            endpoints.add(i.endpoint());
+        }
+        endpoints.sort(null);
+        String host;
+        try {
+            if (!hasAlphanumeric(key.name())) throw new IllegalArgumentException("name gives no host");
+            host = template.render(vars);
+        } catch (IllegalArgumentException ex) {
+            status.skipped(key.toString(), ex.getMessage());
+            return null;
+        }
+        return new ServiceUpsert(key, host, ports.list(), endpoints, serviceLabels(key, labels));
+    }
+
+    /** Service-level labels, sanitized; what had to be dropped is reported when the service is first sent. */
+    private java.util.SortedMap<String, String> serviceLabels(ServiceKey key, Map<String, String> raw) {
+        Labels.Result r = Labels.sanitize(raw);
+        if (!r.dropped().isEmpty() && !sent.containsKey(key)) status.droppedLabels(key.toString(), r.dropped());
+        return r.labels();
+    }
+
+    /** Service ports from endpoint ports: one per name, the configured or protocol default number. */
+    private final class Ports {
+        private final Map<String, Protocol> protocols = new TreeMap<>();
+        private final Map<String, Integer> numbers = new TreeMap<>();
+
+        void add(String name, Protocol protocol, int endpointPort) {
+            Protocol p = protocol == null ? Protocol.TCP : protocol;
+            protocols.putIfAbsent(name, p);
+            numbers.merge(name, config.servicePort(name, protocols.get(name), endpointPort), Math::min);
+        }
+
+        List<ServicePort> list() {
+            List<ServicePort> out = new ArrayList<>(numbers.size());
+            numbers.forEach((name, n) -> out.add(new ServicePort(name, n, protocols.get(name))));
+            return out;
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private Child child(Root root, String name) {
+        if (root.path.equals("/") && name.equals("zookeeper")) return null;
+        return root.children.computeIfAbsent(name, n -> new Child(root, n, kindOf(n)));
+    }
+
+    private static Kind kindOf(String name) {
+        if (name.equals(MAPPING)) return Kind.MAPPING;
+        if (IGNORED_CHILDREN.contains(name)) return Kind.IGNORED;
+        return Kind.SERVICE;
+    }
+
+    private void markDirty(Child c) {
+        dirty.add(c);
+    }
+
+    private void markRemoved(Child c) {
+        c.removed = true;
+        departing.keySet().removeIf(d -> d.child() == c);
+        if (c.kind == Kind.MAPPING) {
+            for (String iface : List.copyOf(c.mappings.keySet())) {
+                List<String> apps = c.mappings.remove(iface);
+                MappingRef ref = new MappingRef(c.root.path, iface);
+                for (String app : apps) {
+                    Set<MappingRef> refs = mappingsByApp.get(app);
+                    if (refs != null && refs.remove(ref) && refs.isEmpty()) mappingsByApp.remove(app);
+                }
+                dirtyMappings.add(ref);
+            }
+            return;
+        }
+        dirty.add(c);
+    }
+
+    private static String providersPath(Child c) {
+        return ZnodeRead.join(c.root.path, c.name) + "/" + PROVIDERS;
+    }
+
+    private NameKey key(String name) {
+        byte[] d = md5.digest(name.getBytes(StandardCharsets.UTF_8));
+        ByteBuffer b = ByteBuffer.wrap(d);
+        return new NameKey(b.getLong(), b.getLong());
+    }
+
+    private static String decode(String name) {
+        try {
+            return URLDecoder.decode(name, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return name;
+        }
+    }
+
+    private static boolean hasAlphanumeric(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = Character.toLowerCase(s.charAt(i));
+            if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return true;
+        }
+        return false;
+    }
+}

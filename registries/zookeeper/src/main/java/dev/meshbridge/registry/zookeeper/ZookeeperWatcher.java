@@ -1,0 +1,459 @@
+package dev.meshbridge.registry.zookeeper;
+
+import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.spi.EventSink;
+import dev.meshbridge.core.spi.RegistryEvent;
+import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.spi.RegistrySynced;
+import dev.meshbridge.core.spi.RegistryWatcher;
+import dev.meshbridge.core.spi.WatcherContext;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.utils.ZookeeperFactory;
+import org.apache.zookeeper.AddWatchMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
+import org.apache.zookeeper.common.ZKConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches the configured roots of one ZooKeeper ensemble (Dubbo interface-level providers, Dubbo 3 applications and
+ * their interface mapping, Spring Cloud services) and sends their services as {@link RegistryEvent}s.
+ *
+ * <p>How it works:
+ *
+ * <ol>
+ *   <li>one owner thread holds all state ({@link ZookeeperCatalog}); Curator's callback and watch threads only
+ *       enqueue onto it;
+ *   <li>each root carries one persistent recursive watch, added before the root is read, so no change between the
+ *       read and the watch is missed; events then update the copy one znode at a time;
+ *   <li>a full sync (at start and after every reconnect or session loss) lists the roots, interfaces and provider
+ *       lists and reads every instance, with at most {@value #MAX_IN_FLIGHT} reads in flight; it sends nothing until
+ *       it is complete, then only what differs from before, then {@link RegistrySynced};
+ *   <li>while the connection is down nothing is sent, so the catalog keeps the last known state;
+ *   <li>a malformed znode is skipped and reported on the {@link RegistryStatus}; nothing stops the watcher.
+ * </ol>
+ */
+public final class ZookeeperWatcher implements RegistryWatcher {
+
+    private static final Logger log = LoggerFactory.getLogger(ZookeeperWatcher.class);
+
+    /** Reads in flight at once during a sync. */
+    static final int MAX_IN_FLIGHT = 1000;
+
+    private static final Duration RETRY_MIN = Duration.ofMillis(500);
+    private static final Duration RETRY_MAX = Duration.ofSeconds(30);
+
+    private enum State {
+        LATENT,
+        STARTED,
+        CLOSED
+    }
+
+    private final RegistryConfig config;
+    private final ZookeeperOptions options;
+    private final EventSink sink;
+    private final RegistryStatus status;
+    private final String connectString;
+    private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
+    private final ScheduledThreadPoolExecutor owner;
+    private final Map<String, Watcher> rootWatchers = new HashMap<>();
+    private volatile CuratorFramework client;
+
+    // --- owned by the owner thread ---
+    private final ZookeeperCatalog catalog;
+    private final ArrayDeque<ZnodeRead> queue = new ArrayDeque<>();
+    private final Map<String, Integer> rootFailures = new HashMap<>();
+    private int epoch;
+    private int inFlight;
+    private int pending;
+    private boolean syncing;
+    private boolean connected;
+    private boolean flushQueued;
+    private boolean expiryScheduled;
+    private long syncStartedNanos;
+
+    ZookeeperWatcher(RegistryConfig config, ZookeeperOptions options, WatcherContext context) {
+        this.config = config;
+        this.options = options;
+        this.sink = context.events();
+        this.status = context.status();
+        this.connectString = String.join(",", config.addresses()) + options.chroot();
+        this.catalog = new ZookeeperCatalog(config, options, status, System::nanoTime);
+        this.owner = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "meshbridge-zk-" + config.name());
+            t.setDaemon(true);
+            return t;
+        });
+        this.owner.setRemoveOnCancelPolicy(true);
+        for (String root : options.servicesPaths()) {
+            rootWatchers.put(root, event -> enqueue(() -> onWatchEvent(root, event)));
+        }
+    }
+
+    @Override
+    public void start() {
+        if (!state.compareAndSet(State.LATENT, State.STARTED)) {
+            throw new IllegalStateException("watcher " + config.name() + " was already started or closed");
+        }
+        ZKClientConfig clientConfig = new ZKClientConfig();
+        clientConfig.setProperty(ZKConfig.JUTE_MAXBUFFER, Integer.toString(options.maxResponseBytes()));
+        CuratorFramework c = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs((int) options.sessionTimeout().toMillis())
+                .connectionTimeoutMs((int) options.connectionTimeout().toMillis())
+                .retryPolicy(new ExponentialBackoffRetry(100, 3, 2_000))
+                .ensembleTracker(false)
+                .zkClientConfig(clientConfig)
+                .zookeeperFactory(new AuthenticatingFactory(clientConfig))
+                .build();
+        client = c;
+        c.getConnectionStateListenable().addListener((cl, newState) -> enqueue(() -> onConnectionState(newState)));
+        log.info(
+                "registry={} type=zookeeper connecting to {} roots={} auth={}",
+                config.name(),
+                connectString,
+                options.servicesPaths(),
+                options.authenticated() ? "digest:" + options.username() : "none");
+        c.start();
+        owner.schedule(this::checkConnected, options.connectionTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() {
+        State previous = state.getAndSet(State.CLOSED);
+        if (previous == State.CLOSED) return;
+        CuratorFramework c = client;
+        if (c != null) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                log.debug("registry={} closing the ZooKeeper client failed", config.name(), e);
+            }
+        }
+        owner.shutdownNow();
+        try {
+            if (!owner.awaitTermination(10, TimeUnit.SECONDS)) {
+                log.warn("registry={} owner thread did not stop within 10s", config.name());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        status.stopped();
+        log.info("registry={} type=zookeeper stopped", config.name());
+    }
+
+    /** The Curator client (for tests that expire its session). */
+    CuratorFramework client() {
+        return client;
+    }
+
+    // ------------------------------------------------------------------ owner thread
+
+    private void enqueue(Runnable task) {
+        if (state.get() == State.CLOSED) return;
+        try {
+            owner.execute(() -> {
+                if (state.get() == State.CLOSED) return;
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    status.error("internal error, state kept", e);
+                    log.error("registry={} watcher task failed", config.name(), e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    private void onConnectionState(ConnectionState newState) {
+        switch (newState) {
+            case CONNECTED, RECONNECTED, READ_ONLY -> {
+                connected = true;
+                status.connected();
+                startSync();
+            }
+            case SUSPENDED -> lostConnection("connection to " + connectString + " suspended");
+            case LOST -> lostConnection("ZooKeeper session lost (" + connectString + ")");
+        }
+    }
+
+    private void lostConnection(String reason) {
+        connected = false;
+        newEpoch();
+        status.disconnected(reason + "; keeping the last known state until it is back");
+    }
+
+    private void checkConnected() {
+        if (!connected && !status.hasSynced()) {
+            status.disconnected(
+                    "cannot connect to " + connectString + " within " + options.connectionTimeout() + "; still trying");
+        }
+    }
+
+    /** Forgets every read in flight: their answers are ignored from now on. */
+    private void newEpoch() {
+        epoch++;
+        queue.clear();
+        inFlight = 0;
+        pending = 0;
+        syncing = false;
+    }
+
+    private void startSync() {
+        newEpoch();
+        syncing = true;
+        syncStartedNanos = System.nanoTime();
+        log.info("registry={} full sync of {} started", config.name(), options.servicesPaths());
+        for (String root : options.servicesPaths()) addWatch(root, true);
+    }
+
+    /** Sets the root's persistent recursive watch, then lists the root. */
+    private void addWatch(String root, boolean partOfSync) {
+        int ep = epoch;
+        if (partOfSync) pending++;
+        try {
+            client.watchers()
+                    .add()
+                    .withMode(AddWatchMode.PERSISTENT_RECURSIVE)
+                    .inBackground((cl, event) -> enqueue(() -> onWatchAdded(root, ep, partOfSync, event)))
+                    .usingWatcher(rootWatchers.get(root))
+                    .forPath(root);
+        } catch (Exception e) {
+            if (partOfSync) pending--;
+            status.error("cannot watch " + root, e);
+            retryWatch(root);
+        }
+    }
+
+    private void onWatchAdded(String root, int ep, boolean partOfSync, CuratorEvent event) {
+        if (ep != epoch) return;
+        if (partOfSync) pending--;
+        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+        if (code == KeeperException.Code.OK) {
+            rootFailures.remove(root);
+            submit(ZnodeRead.listRoot(root));
+        } else if (!isConnectionProblem(code)) {
+            status.error("cannot watch " + root, KeeperException.create(code, root));
+            retryWatch(root);
+        }
+        afterResult();
+    }
+
+    private void retryWatch(String root) {
+        int failures = rootFailures.merge(root, 1, Integer::sum);
+        long delay = Math.min(RETRY_MAX.toMillis(), RETRY_MIN.toMillis() << Math.min(failures - 1, 10));
+        delay = (long) (delay * (0.5 + ThreadLocalRandom.current().nextDouble()));
+        int ep = epoch;
+        owner.schedule(
+                () -> {
+                    if (ep == epoch && connected && state.get() == State.STARTED) addWatch(root, false);
+                },
+                delay,
+                TimeUnit.MILLISECONDS);
+    }
+
+    private void onWatchEvent(String root, WatchedEvent event) {
+        if (event.getType() == Watcher.Event.EventType.None || event.getPath() == null) return;
+        String path = event.getPath();
+        String relative;
+        if (path.equals(root)) relative = "";
+        else if (root.equals("/")) relative = path.substring(1);
+        else if (path.startsWith(root + "/")) relative = path.substring(root.length() + 1);
+        else return;
+        catalog.event(root, event.getType(), relative, this::submit);
+        afterResult();
+    }
+
+    private void submit(ZnodeRead read) {
+        pending++;
+        queue.add(read);
+        pump();
+    }
+
+    private void pump() {
+        while (inFlight < MAX_IN_FLIGHT && !queue.isEmpty()) issue(queue.poll());
+    }
+
+    private void issue(ZnodeRead read) {
+        int ep = epoch;
+        inFlight++;
+        try {
+            switch (read.kind()) {
+                case LIST_ROOT, LIST_NODE, LIST_PROVIDERS ->
+                    client.getChildren()
+                            .inBackground((cl, event) -> enqueue(() -> onRead(read, ep, event)))
+                            .forPath(read.path());
+                case READ_INSTANCE, READ_MAPPING ->
+                    client.getData()
+                            .inBackground((cl, event) -> enqueue(() -> onRead(read, ep, event)))
+                            .forPath(read.path());
+            }
+        } catch (Exception e) {
+            inFlight--;
+            pending--;
+            status.error("cannot read " + read.path(), e);
+        }
+    }
+
+    private void onRead(ZnodeRead read, int ep, CuratorEvent event) {
+        if (ep != epoch) return;
+        inFlight--;
+        pending--;
+        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+        if (code == KeeperException.Code.OK) {
+            apply(read, true, event.getChildren(), event.getData());
+        } else if (code == KeeperException.Code.NONODE) {
+            apply(read, false, List.of(), null);
+        } else if (!isConnectionProblem(code)) {
+            status.error(
+                    "cannot read " + read.path() + "; keeping what was known and trying again at the next sync",
+                    KeeperException.create(code, read.path()));
+        }
+        pump();
+        afterResult();
+    }
+
+    /** Applies one answer about a znode that exists or not. */
+    private void apply(ZnodeRead read, boolean exists, List<String> children, byte[] data) {
+        boolean gone = !exists;
+        byte[] bytes = data == null ? new byte[0] : data;
+        List<String> names = children == null ? List.of() : children;
+        switch (read.kind()) {
+            case LIST_ROOT -> {
+                if (gone) catalog.rootGone(read.root());
+                else catalog.rootListed(read.root(), names, this::submit);
+            }
+            case LIST_NODE -> {
+                if (gone) catalog.nodeGone(read.root(), read.child());
+                else catalog.nodeListed(read.root(), read.child(), names, this::submit);
+            }
+            case LIST_PROVIDERS -> {
+                if (gone) catalog.providersGone(read.root(), read.child());
+                else catalog.providersListed(read.root(), read.child(), names);
+            }
+            case READ_INSTANCE -> catalog.instanceRead(read.root(), read.child(), read.leaf(), gone ? null : bytes);
+            case READ_MAPPING -> catalog.mappingRead(read.root(), read.leaf(), gone ? null : bytes);
+        }
+    }
+
+    private void afterResult() {
+        if (!expiryScheduled && catalog.hasDepartures()) {
+            expiryScheduled = true;
+            owner.schedule(
+                    () -> enqueue(this::expireDepartures),
+                    options.reregistrationWindow().toNanos(),
+                    TimeUnit.NANOSECONDS);
+        }
+        if (syncing) {
+            if (pending == 0) finishSync();
+        } else if (catalog.hasChanges() && !flushQueued) {
+            flushQueued = true;
+            enqueue(this::flush);
+        }
+    }
+
+    private void expireDepartures() {
+        expiryScheduled = false;
+        long next = catalog.expireDepartures();
+        if (next >= 0) {
+            expiryScheduled = true;
+            owner.schedule(() -> enqueue(this::expireDepartures), next, TimeUnit.NANOSECONDS);
+        }
+        afterResult();
+    }
+
+    private void finishSync() {
+        syncing = false;
+        List<RegistryEvent> events = catalog.drain();
+        send(events);
+        send(List.of(new RegistrySynced(config.name(), catalog.services())));
+        status.synced();
+        log.info(
+                "registry={} full sync done in {} ms: nodes={} services={} changes={}",
+                config.name(),
+                (System.nanoTime() - syncStartedNanos) / 1_000_000,
+                catalog.nodeCount(),
+                catalog.services().size(),
+                events.size());
+    }
+
+    private void flush() {
+        flushQueued = false;
+        if (syncing) return;
+        send(catalog.drain());
+    }
+
+    private void send(List<RegistryEvent> events) {
+        for (RegistryEvent e : events) {
+            if (state.get() == State.CLOSED) return;
+            if (log.isDebugEnabled()) log.debug("registry={} event {}", config.name(), e);
+            sink.accept(e);
+        }
+    }
+
+    private static boolean isConnectionProblem(KeeperException.Code code) {
+        return code == KeeperException.Code.CONNECTIONLOSS
+                || code == KeeperException.Code.SESSIONEXPIRED
+                || code == KeeperException.Code.SESSIONMOVED
+                || code == KeeperException.Code.OPERATIONTIMEOUT;
+    }
+
+    /**
+     * Makes the ZooKeeper handles (one per session) and adds the digest credentials to each, reading the password
+     * again every time so a rotated secret file is used from the next session on.
+     */
+    private final class AuthenticatingFactory implements ZookeeperFactory {
+        private final ZKClientConfig clientConfig;
+
+        AuthenticatingFactory(ZKClientConfig clientConfig) {
+            this.clientConfig = clientConfig;
+        }
+
+        @Override
+        public ZooKeeper newZooKeeper(String connect, int sessionTimeout, Watcher watcher, boolean canBeReadOnly)
+                throws Exception {
+            return newZooKeeper(connect, sessionTimeout, watcher, canBeReadOnly, clientConfig);
+        }
+
+        @Override
+        public ZooKeeper newZooKeeper(
+                String connect, int sessionTimeout, Watcher watcher, boolean canBeReadOnly, ZKClientConfig cfg)
+                throws Exception {
+            ZooKeeper zk =
+                    new ZooKeeper(connect, sessionTimeout, watcher, canBeReadOnly, cfg == null ? clientConfig : cfg);
+            if (options.authenticated()) {
+                try {
+                    String credentials =
+                            options.username() + ":" + options.password().resolve();
+                    zk.addAuthInfo("digest", credentials.getBytes(StandardCharsets.UTF_8));
+                } catch (IllegalStateException e) {
+                    status.error(
+                            "cannot read the ZooKeeper password from "
+                                    + options.password().describe(),
+                            null);
+                }
+            }
+            return zk;
+        }
+    }
+}

@@ -1,0 +1,224 @@
+package dev.meshbridge.registry.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.Health;
+import dev.meshbridge.core.model.MeshService;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.testing.TestCatalog;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Interface-level Dubbo: providers written by Dubbo's own ZooKeeper registry into a real ZooKeeper, read by the
+ * watcher into a real aggregator.
+ */
+class DubboInterfaceLevelTest {
+
+    private static ZkServer zk;
+    private static DubboRegistryWriter dubbo;
+    private static CuratorFramework raw;
+
+    @BeforeAll
+    static void startZooKeeper() throws Exception {
+        zk = new ZkServer();
+        dubbo = new DubboRegistryWriter(zk.address());
+        raw = zk.client();
+    }
+
+    @AfterAll
+    static void stopZooKeeper() throws Exception {
+        raw.close();
+        dubbo.close();
+        zk.close();
+    }
+
+    static String provider(String protocol, String address, String iface, String params) {
+        return protocol + "://" + address + "/" + iface + "?anyhost=true&application=greeter-app&dubbo=2.0.2"
+                + "&interface=" + iface + "&methods=greet,greetAll&pid=4242&release=3.3.6&side=provider"
+                + "&timestamp=1700000000000" + (params.isEmpty() ? "" : "&" + params);
+    }
+
+    @Test
+    void providers_eachVersionAndGroup_getTheirOwnHostWithEndpointsPortsWeightsAndLabels() throws Exception {
+        String iface = "org.demo.Greeter";
+        dubbo.register(provider("dubbo", "10.0.0.1:20880", iface, ""));
+        dubbo.register(provider("dubbo", "10.0.0.2:20880", iface, ""));
+        dubbo.register(provider("dubbo", "10.0.0.3:20881", iface, "version=1.0.0&weight=50"));
+        dubbo.register(provider("tri", "10.0.0.4:50052", iface, "version=1.0.0&group=blue"));
+
+        try (WatcherHarness h = WatcherHarness.start(zk.address())) {
+            MeshService plain =
+                    h.awaitService("org.demo.greeter.dubbo", s -> s.endpoints().size() == 2);
+            assertThat(plain.ports()).containsExactly(new ServicePort("dubbo", 20880, Protocol.DUBBO));
+            assertThat(plain.endpoints()).extracting(Endpoint::address).containsExactly("10.0.0.1", "10.0.0.2");
+            Endpoint first = plain.endpoints().get(0);
+            assertThat(first.ports()).containsEntry("dubbo", 20880);
+            assertThat(first.weight()).isEqualTo(100);
+            assertThat(first.routable()).isTrue();
+            assertThat(first.health()).isEqualTo(Health.HEALTHY);
+            assertThat(first.labels())
+                    .containsEntry("application", "greeter-app")
+                    .containsEntry("release", "3.3.6")
+                    .containsEntry("dubbo", "2.0.2")
+                    .doesNotContainKeys("methods", "pid", "timestamp", "interface", "side", "anyhost");
+            assertThat(plain.labels()).containsEntry("dubbo.interface", iface);
+            assertThat(plain.sources())
+                    .containsExactly(new ServiceKey("zookeeper", "zk", "dubbo:/dubbo", "", iface, ""));
+
+            MeshService v1 = h.awaitService("org.demo.greeter.v-1-0-0.dubbo", s -> true);
+            assertThat(v1.endpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.0.3");
+                assertThat(e.ports()).containsEntry("dubbo", 20881);
+                assertThat(e.weight()).isEqualTo(50);
+                assertThat(e.labels()).containsEntry("version", "1.0.0");
+            });
+            assertThat(v1.labels()).containsEntry("dubbo.version", "1.0.0");
+
+            MeshService blue = h.awaitService("org.demo.greeter.v-1-0-0.g-blue.dubbo", s -> true);
+            assertThat(blue.ports()).containsExactly(new ServicePort("tri", 50051, Protocol.TRIPLE));
+            assertThat(blue.endpoints())
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.ports()).containsEntry("tri", 50052));
+            assertThat(blue.labels()).containsEntry("dubbo.group", "blue");
+            assertThat(h.status.hasSynced()).isTrue();
+            assertThat(h.status.skippedCount()).isZero();
+        }
+    }
+
+    @Test
+    void changes_addRemoveDisableAndWeightZero_showInTheCatalog() throws Exception {
+        String iface = "org.demo.Orders";
+        String a = provider("dubbo", "10.0.1.1:20880", iface, "");
+        dubbo.register(a);
+        try (WatcherHarness h = WatcherHarness.start(zk.address())) {
+            String host = "org.demo.orders.dubbo";
+            h.awaitService(host, s -> s.endpoints().size() == 1);
+
+            String b = provider("dubbo", "10.0.1.2:20880", iface, "");
+            dubbo.register(b);
+            h.awaitService(host, s -> s.endpoints().size() == 2);
+
+            dubbo.unregister(b);
+            String bDisabled = provider("dubbo", "10.0.1.2:20880", iface, "disabled=true");
+            dubbo.register(bDisabled);
+            MeshService disabled = h.awaitService(
+                    host,
+                    s -> s.endpoints().size() == 2 && s.routableEndpoints().size() == 1);
+            assertThat(disabled.endpoints())
+                    .filteredOn(e -> e.address().equals("10.0.1.2"))
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.enabled()).isFalse());
+
+            dubbo.unregister(bDisabled);
+            String bWeightZero = provider("dubbo", "10.0.1.2:20880", iface, "weight=0");
+            dubbo.register(bWeightZero);
+            MeshService zero =
+                    h.awaitService(host, s -> s.endpoints().stream().anyMatch(e -> e.enabled() && e.weight() == 0));
+            assertThat(zero.routableEndpoints()).extracting(Endpoint::address).containsExactly("10.0.1.1");
+
+            dubbo.unregister(bWeightZero);
+            h.awaitService(host, s -> s.endpoints().size() == 1);
+            dubbo.unregister(a);
+            h.catalog.awaitAbsent(host);
+            assertThat(h.status.skippedCount()).isZero();
+        }
+    }
+
+    @Test
+    void consumersConfiguratorsRoutersAndDubboReservedNodes_neverBecomeServices() throws Exception {
+        String iface = "org.demo.Billing";
+        dubbo.register(provider("dubbo", "10.0.2.1:20880", iface, ""));
+        dubbo.register("consumer://10.0.2.9/" + iface + "?application=shop&category=consumers&check=false"
+                + "&interface=" + iface + "&side=consumer");
+        dubbo.register("override://0.0.0.0/" + iface + "?category=configurators&disabled=true&dynamic=false"
+                + "&enabled=true");
+        dubbo.register("condition://0.0.0.0/" + iface + "?category=routers&dynamic=false&rule="
+                + URLEncoder.encode("host = 10.0.2.9 => host = 10.0.2.1", StandardCharsets.UTF_8));
+        dubbo.register("consumer://10.0.2.9/org.demo.OnlyConsumed?application=shop&category=consumers"
+                + "&interface=org.demo.OnlyConsumed&side=consumer");
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/dubbo/metadata/org.demo.Billing/provider/shop", "{}".getBytes());
+        raw.create().creatingParentsIfNeeded().forPath("/dubbo/config/dubbo/shop.configurators", "x".getBytes());
+
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo]")) {
+            h.awaitSyncs(1);
+            MeshService billing = h.awaitService("org.demo.billing.dubbo", s -> true);
+            assertThat(billing.endpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.2.1");
+                assertThat(e.enabled()).isTrue();
+            });
+            assertThat(h.snapshot().services().keySet())
+                    .noneMatch(host ->
+                            host.contains("onlyconsumed") || host.contains("metadata") || host.contains("config"));
+            assertThat(h.status.skippedCount()).isZero();
+        }
+    }
+
+    @Test
+    void emptyProtocolUrl_isNoProvider_andTheServiceFollowsTheEmptyPolicy() throws Exception {
+        String iface = "org.demo.Empty";
+        String emptyUrl = "empty://10.0.3.1:20880/" + iface + "?category=providers&interface=" + iface;
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/dubbo/" + iface + "/providers/" + URLEncoder.encode(emptyUrl, StandardCharsets.UTF_8));
+        String real = provider("dubbo", "10.0.3.2:20880", "org.demo.Kept", "");
+        dubbo.register(real);
+        try (WatcherHarness h =
+                WatcherHarness.start(zk.address(), "emptyServicePolicy: keep", "emptyServiceGrace: 1500ms")) {
+            h.awaitSyncs(1);
+            assertThat(h.snapshot().service("org.demo.empty.dubbo")).isNull();
+            assertThat(h.status.skippedCount()).isZero();
+
+            h.awaitService("org.demo.kept.dubbo", s -> s.endpoints().size() == 1);
+            dubbo.unregister(real);
+            await().during(Duration.ofMillis(500))
+                    .atMost(TestCatalog.TIMEOUT)
+                    .until(() -> h.snapshot().service("org.demo.kept.dubbo") != null);
+            h.catalog.awaitAbsent("org.demo.kept.dubbo");
+        }
+    }
+
+    @Test
+    void sameAddressRegisteredTwice_keepsTheNewestRegistration() throws Exception {
+        String iface = "org.demo.Restarted";
+        dubbo.register(provider("dubbo", "10.0.4.1:20880", iface, "timestamp=1700000000000&weight=10")
+                .replace("&timestamp=1700000000000&timestamp", "&timestamp"));
+        dubbo.register(provider("dubbo", "10.0.4.1:20880", iface, "weight=70")
+                .replace("timestamp=1700000000000", "timestamp=1700000009999"));
+        try (WatcherHarness h = WatcherHarness.start(zk.address())) {
+            MeshService s = h.awaitService("org.demo.restarted.dubbo", x -> true);
+            assertThat(s.endpoints())
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.weight()).isEqualTo(70));
+        }
+    }
+
+    @Test
+    void hostTemplates_andServicePorts_followTheConfiguration() throws Exception {
+        String iface = "org.demo.Templated";
+        dubbo.register(provider("dubbo", "10.0.5.1:20880", iface, "version=2.1&group=gold"));
+        try (WatcherHarness h = WatcherHarness.start(
+                zk.address(),
+                "dubboInterfaceHostTemplate: \"{group}.{version}.{interface}.{registry}.example\"",
+                "servicePorts: {dubbo: 7001}")) {
+            MeshService s = h.awaitService("gold.2-1.org.demo.templated.zk.example", x -> true);
+            assertThat(s.ports()).containsExactly(new ServicePort("dubbo", 7001, Protocol.DUBBO));
+            assertThat(s.endpoints())
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.ports()).isEqualTo(java.util.Map.of("dubbo", 20880)));
+            assertThat(List.copyOf(h.snapshot().services().keySet())).doesNotContain("org.demo.templated.dubbo");
+        }
+    }
+}
