@@ -10,6 +10,7 @@ import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.ingress.IngressController;
+import dev.meshbridge.mcp.McpServer;
 import dev.meshbridge.xds.XdsServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -41,7 +42,14 @@ public final class Bridge implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile BridgeConfig config;
     private XdsServer xds;
+    private McpServer mcp;
     private IngressController ingress;
+    private final java.util.concurrent.ScheduledExecutorService readiness =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "meshbridge-readiness");
+                t.setDaemon(true);
+                return t;
+            });
     private List<RegistryConfig> mcpBridgeRegistries = List.of();
     private AdminServer admin;
     private ConfigFileWatcher fileWatcher;
@@ -75,7 +83,12 @@ public final class Bridge implements AutoCloseable {
     private void startAll(Path configFile) throws IOException {
         xds = new XdsServer(config.xds(), meters).start();
         aggregator.subscribe(xds).join();
+        if (config.mcp().enabled()) {
+            mcp = new McpServer(config.mcp(), meters).start();
+            aggregator.subscribe(mcp).join();
+        }
         reconciler.apply(config.registries());
+        readiness.scheduleWithFixedDelay(this::checkCatalogReady, 50, 100, java.util.concurrent.TimeUnit.MILLISECONDS);
         if (config.ingress().kubernetes().enabled()
                 || config.ingress().directory().enabled()) {
             ingress = new IngressController(config.ingress(), null, meters, providers, this::onMcpBridge, this::ready);
@@ -90,6 +103,7 @@ public final class Bridge implements AutoCloseable {
             admin.addDebugSource(new RegistriesDebug(reconciler::running, aggregator));
             admin.addDebugSource(xds.debugSource());
             if (ingress != null) admin.addDebugSource(ingress.debug());
+            if (mcp != null) admin.addDebugSource(mcp.debugSource());
             admin.start();
         }
         if (configFile != null && config.reload().enabled()) {
@@ -117,6 +131,7 @@ public final class Bridge implements AutoCloseable {
             log.warn("config: aggregator changes apply after a restart");
         if (!next.admin().equals(previous.admin())) log.warn("config: admin changes apply after a restart");
         if (!next.xds().equals(previous.xds())) log.warn("config: xds changes apply after a restart");
+        if (!next.mcp().equals(previous.mcp())) log.warn("config: mcp changes apply after a restart");
         if (!next.reload().equals(previous.reload())) log.warn("config: reload changes apply after a restart");
     }
 
@@ -156,6 +171,22 @@ public final class Bridge implements AutoCloseable {
 
     public RegistryReconciler reconciler() {
         return reconciler;
+    }
+
+    /**
+     * Once every registry has had its first sync, lets the MCP server answer istiod (it holds its first answers so a
+     * restarting bridge never hands istiod a half-filled catalog) after the catalog holding that sync is published.
+     */
+    private void checkCatalogReady() {
+        if (!ready()) return;
+        readiness.shutdown();
+        log.info("catalog ready: {} services", aggregator.current().serviceCount());
+        if (mcp != null) aggregator.flushNow().thenRun(mcp::markCatalogReady);
+    }
+
+    /** The MCP server's port (useful when configured as 0), or -1 when it is off. */
+    public int mcpPort() {
+        return mcp == null ? -1 : mcp.port();
     }
 
     /** The xDS server's port (useful when configured as 0). */
@@ -227,6 +258,8 @@ public final class Bridge implements AutoCloseable {
         if (admin != null) admin.close();
         if (ingress != null) ingress.close();
         reconciler.close();
+        readiness.shutdownNow();
+        if (mcp != null) mcp.close();
         if (xds != null) xds.close();
         for (int i = closeables.size() - 1; i >= 0; i--) {
             try {

@@ -23,18 +23,20 @@ public final class Main {
     static final int EXIT_BAD_CONFIG = 2;
 
     private static final String USAGE = """
-            Usage: meshbridge [--config FILE | --demo] [--check] [--admin-port N] [--xds-port N]
+            Usage: meshbridge [--config FILE | --demo] [--check] [--admin-port N] [--xds-port N] [--mcp-port N]
 
               --config FILE    run with this bridge.yaml (watched: registry changes apply at run time)
               --demo           run against an embedded ZooKeeper holding sample Dubbo and Spring Cloud services
               --check          validate the configuration, print the problems, and exit (0 valid, 2 invalid)
               --admin-port N   override admin.port (0 picks a free port)
               --xds-port N     override xds.port (0 picks a free port)
+              --mcp-port N     override mcp.port (0 picks a free port)
               --help           this text
               --version        the version
 
-            xDS (Envoy, proxyless gRPC): port 15010
-            Admin: http://127.0.0.1:15080/ready, /healthz, /metrics, /debug/catalog, /debug/registries, /debug/xds
+            xDS (Envoy, proxyless gRPC): port 15010; MCP (istiod configSources): port 15051
+            Admin: http://127.0.0.1:15080/ready, /healthz, /metrics, /debug/catalog, /debug/registries,
+                   /debug/xds, /debug/mcp, /debug/ingress
             """;
 
     /** What the command line asked for. */
@@ -44,6 +46,7 @@ public final class Main {
             boolean check,
             Integer adminPort,
             Integer xdsPort,
+            Integer mcpPort,
             boolean help,
             boolean version) {
 
@@ -53,6 +56,7 @@ public final class Main {
             boolean check = false;
             Integer adminPort = null;
             Integer xdsPort = null;
+            Integer mcpPort = null;
             boolean help = false;
             boolean version = false;
             for (int i = 0; i < argv.length; i++) {
@@ -69,6 +73,7 @@ public final class Main {
                     case "--check" -> check = true;
                     case "--admin-port" -> adminPort = port(a, value != null ? value : next(argv, ++i, a));
                     case "--xds-port" -> xdsPort = port(a, value != null ? value : next(argv, ++i, a));
+                    case "--mcp-port" -> mcpPort = port(a, value != null ? value : next(argv, ++i, a));
                     case "--help", "-h" -> help = true;
                     case "--version" -> version = true;
                     default -> throw new IllegalArgumentException("unknown argument '" + argv[i] + "'");
@@ -78,7 +83,7 @@ public final class Main {
                 throw new IllegalArgumentException("give --config FILE or --demo");
             }
             if (config != null && demo) throw new IllegalArgumentException("--config and --demo exclude each other");
-            return new Args(config, demo, check, adminPort, xdsPort, help, version);
+            return new Args(config, demo, check, adminPort, xdsPort, mcpPort, help, version);
         }
 
         private static int port(String option, String v) {
@@ -139,7 +144,8 @@ public final class Main {
                         "demo",
                         demo.config(
                                 args.adminPort() == null ? 15080 : args.adminPort(),
-                                args.xdsPort() == null ? 15010 : args.xdsPort()),
+                                args.xdsPort() == null ? 15010 : args.xdsPort(),
+                                args.mcpPort() == null ? 15051 : args.mcpPort()),
                         providers);
             } else {
                 configFile = args.config();
@@ -151,6 +157,7 @@ public final class Main {
                 if (args.adminPort() != null) config = config.withAdminPort(args.adminPort());
             }
             if (args.xdsPort() != null) config = config.withXdsPort(args.xdsPort());
+            if (args.mcpPort() != null) config = config.withMcpPort(args.mcpPort());
             if (args.check()) {
                 out.println("configuration is valid: " + config.registries().size() + " registries "
                         + config.registries().stream()
@@ -165,7 +172,8 @@ public final class Main {
                 out.println();
                 out.println("meshbridge demo: embedded ZooKeeper at " + d.zookeeperAddress() + " with");
                 d.samples().forEach(s -> out.println("  - " + s));
-                out.println("xDS (Envoy, proxyless gRPC) on port " + bridge.xdsPort());
+                out.println("xDS (Envoy, proxyless gRPC) on port " + bridge.xdsPort() + "; MCP (istiod) on port "
+                        + bridge.mcpPort());
                 out.println("The catalog:  curl -s http://127.0.0.1:" + bridge.adminPort() + "/debug/catalog");
                 out.println("Registries:   curl -s http://127.0.0.1:" + bridge.adminPort() + "/debug/registries");
                 out.println("Metrics:      curl -s http://127.0.0.1:" + bridge.adminPort() + "/metrics");

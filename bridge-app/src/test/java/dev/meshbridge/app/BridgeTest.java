@@ -53,7 +53,7 @@ class BridgeTest {
     }
 
     private static String config(String registries) {
-        return "admin: {port: 0}\nxds: {port: 0, bindAddress: 127.0.0.1}\nreload: {interval: 1h}\nregistries:\n"
+        return "admin: {port: 0}\nxds: {port: 0, bindAddress: 127.0.0.1}\nmcp: {port: 0, bindAddress: 127.0.0.1}\nreload: {interval: 1h}\nregistries:\n"
                 + registries;
     }
 
@@ -89,6 +89,7 @@ class BridgeTest {
                 .contains("\"name\" : \"one\"")
                 .contains("\"synced\" : true");
         assertThat(get("/debug/xds").statusCode()).isEqualTo(200);
+        assertThat(get("/debug/mcp").statusCode()).isEqualTo(200);
         assertThat(get("/debug/nothing").statusCode()).isEqualTo(404);
         assertThat(get("/").body()).contains("/debug/catalog");
     }

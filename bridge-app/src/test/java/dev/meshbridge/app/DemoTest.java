@@ -24,7 +24,7 @@ class DemoTest {
         var providers = RegistriesConfig.loadProviders();
         try (Demo demo = Demo.start();
                 Bridge bridge =
-                        Bridge.start(BridgeConfig.parse("demo", demo.config(0, 0), providers), null, providers)) {
+                        Bridge.start(BridgeConfig.parse("demo", demo.config(0, 0, 0), providers), null, providers)) {
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> bridge.ready() && bridge.aggregator().current().serviceCount() == 5);
             MeshSnapshot catalog = bridge.aggregator().current();

@@ -7,6 +7,7 @@ import dev.meshbridge.core.config.RegistriesConfig;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.ingress.IngressOptions;
+import dev.meshbridge.mcp.McpOptions;
 import dev.meshbridge.xds.XdsOptions;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,11 +16,12 @@ import java.util.Map;
 
 /**
  * The whole validated {@code bridge.yaml}. Sections: {@code registries} (see {@link RegistriesConfig} and each
- * registry type's options), {@code aggregator}, {@code xds}, {@code ingress}, {@code admin}, {@code reload}.
+ * registry type's options), {@code aggregator}, {@code xds}, {@code mcp}, {@code ingress}, {@code admin}, {@code reload}.
  *
  * @param registries the registries to watch, in file order
  * @param aggregator coalescing of changes ({@code quietPeriod} default 10ms, {@code maxDelay} default 50ms)
  * @param xds the xDS server for Envoy and proxyless gRPC
+ * @param mcp the MCP server for istiod
  * @param ingress Kubernetes Ingress (from a cluster or a directory) and Higress McpBridge sources
  * @param admin the admin HTTP server
  * @param reload watching this file for changes
@@ -28,6 +30,7 @@ public record BridgeConfig(
         List<RegistryConfig> registries,
         ServiceAggregator.Options aggregator,
         XdsOptions xds,
+        McpOptions mcp,
         IngressOptions ingress,
         AdminOptions admin,
         ReloadOptions reload) {
@@ -48,23 +51,37 @@ public record BridgeConfig(
         if (max.compareTo(Duration.ofSeconds(10)) > 0)
             agg.problem("maxDelay", "at most 10s; changes would reach proxies too late");
         XdsOptions xds = XdsOptions.parse(root.section("xds"));
+        McpOptions mcp = McpOptions.parse(root.section("mcp"));
         IngressOptions ingress = IngressOptions.parse(root.section("ingress"));
         AdminOptions admin = AdminOptions.parse(root.section("admin"));
         ReloadOptions reload = ReloadOptions.parse(root.section("reload"));
         root.finish();
-        return new BridgeConfig(registries, new ServiceAggregator.Options(quiet, max), xds, ingress, admin, reload);
+        return new BridgeConfig(
+                registries, new ServiceAggregator.Options(quiet, max), xds, mcp, ingress, admin, reload);
     }
 
     /** This configuration with another admin port (the command line's {@code --admin-port}). */
     public BridgeConfig withAdminPort(int port) {
         return new BridgeConfig(
-                registries, aggregator, xds, ingress, new AdminOptions(admin.enabled(), admin.address(), port), reload);
+                registries,
+                aggregator,
+                xds,
+                mcp,
+                ingress,
+                new AdminOptions(admin.enabled(), admin.address(), port),
+                reload);
     }
 
     /** This configuration with another xDS port (the command line's {@code --xds-port}). */
     public BridgeConfig withXdsPort(int port) {
         return new BridgeConfig(
-                registries, aggregator, xds.withAddress(xds.bindAddress(), port), ingress, admin, reload);
+                registries, aggregator, xds.withAddress(xds.bindAddress(), port), mcp, ingress, admin, reload);
+    }
+
+    /** This configuration with another MCP port (the command line's {@code --mcp-port}). */
+    public BridgeConfig withMcpPort(int port) {
+        return new BridgeConfig(
+                registries, aggregator, xds, mcp.toBuilder().port(port).build(), ingress, admin, reload);
     }
 
     public static BridgeConfig load(Path file, Map<String, RegistryWatcherProvider> providers) throws ConfigException {

@@ -1,0 +1,72 @@
+package dev.meshbridge.mcp;
+
+import com.google.protobuf.Descriptors.Descriptor;
+import dev.meshbridge.mcp.api.networking.v1alpha3.ServiceEntry;
+import dev.meshbridge.mcp.api.networking.v1alpha3.WorkloadEntry;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * An Istio config kind the bridge produces, and how istiod asks for it.
+ *
+ * <p>istiod names an MCP collection by {@code <group>/<version>/<Kind>}: up to Istio 1.23 {@code
+ * networking.istio.io/v1alpha3/ServiceEntry}, from 1.24 {@code networking.istio.io/v1/ServiceEntry}. Every served
+ * version of a kind carries the same resources, whose body is always the {@code istio.networking.v1alpha3} message
+ * (Istio's v1 and v1beta1 API types are the v1alpha3 protos). Add a constant here to serve another kind.
+ */
+public enum McpKind {
+    SERVICE_ENTRY("networking.istio.io", "ServiceEntry", ServiceEntry.getDescriptor()),
+    WORKLOAD_ENTRY("networking.istio.io", "WorkloadEntry", WorkloadEntry.getDescriptor());
+
+    /** API versions istiod has used for these kinds. */
+    public static final Set<String> VERSIONS = Set.of("v1alpha3", "v1beta1", "v1");
+
+    private final String group;
+    private final String kind;
+    private final String bodyTypeUrl;
+
+    McpKind(String group, String kind, Descriptor body) {
+        this.group = group;
+        this.kind = kind;
+        this.bodyTypeUrl = "type.googleapis.com/" + body.getFullName();
+    }
+
+    public String group() {
+        return group;
+    }
+
+    /** The Kubernetes kind, e.g. {@code ServiceEntry}. */
+    public String kind() {
+        return kind;
+    }
+
+    /** The type URL of the body {@code Any}, e.g. {@code type.googleapis.com/istio.networking.v1alpha3.ServiceEntry}. */
+    public String bodyTypeUrl() {
+        return bodyTypeUrl;
+    }
+
+    /** The collection type URL istiod uses for this kind at an API version. */
+    public String typeUrl(String version) {
+        return group + "/" + version + "/" + kind;
+    }
+
+    /**
+     * The kind a requested type URL names, if the bridge produces it.
+     *
+     * @param typeUrl {@code <group>/<version>/<Kind>}, as istiod sends it
+     */
+    public static Optional<McpKind> ofTypeUrl(String typeUrl) {
+        if (typeUrl == null) return Optional.empty();
+        int first = typeUrl.indexOf('/');
+        int last = typeUrl.lastIndexOf('/');
+        if (first <= 0 || last <= first) return Optional.empty();
+        String group = typeUrl.substring(0, first);
+        String version = typeUrl.substring(first + 1, last);
+        String kind = typeUrl.substring(last + 1);
+        if (!VERSIONS.contains(version)) return Optional.empty();
+        for (McpKind k : values()) {
+            if (k.group.equals(group) && k.kind.equals(kind)) return Optional.of(k);
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,165 @@
+package dev.meshbridge.mcp;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.Message;
+import com.google.protobuf.Timestamp;
+import com.google.protobuf.UnsafeByteOperations;
+import dev.meshbridge.core.util.Hash64;
+import dev.meshbridge.mcp.api.mcp.v1alpha1.Metadata;
+import dev.meshbridge.mcp.api.mcp.v1alpha1.Resource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * One Istio resource as the bridge serves it over MCP, before its creation time is attached. Immutable.
+ *
+ * <p>Its parts: what it is ({@link #kind()}), where ({@link #namespace()}, {@link #name()}), its {@link #version()} (a
+ * content hash of everything here: equal content, equal version, in every bridge replica), metadata {@link #labels()},
+ * the Istio message as an {@code Any} serialized deterministically ({@link #body()}), and the catalog {@link #host()}
+ * it was made from.
+ */
+public final class McpResource {
+
+    /** The Any type URL of every resource on the wire. */
+    public static final String RESOURCE_TYPE_URL =
+            "type.googleapis.com/" + Resource.getDescriptor().getFullName();
+
+    private final McpKind kind;
+    private final String namespace;
+    private final String name;
+    private final String fullName;
+    private final String version;
+    private final SortedMap<String, String> labels;
+    private final Any body;
+    private final String host;
+
+    private McpResource(
+            McpKind kind,
+            String namespace,
+            String name,
+            String version,
+            SortedMap<String, String> labels,
+            Any body,
+            String host) {
+        this.kind = Objects.requireNonNull(kind, "kind");
+        this.namespace = Objects.requireNonNull(namespace, "namespace");
+        this.name = Objects.requireNonNull(name, "name");
+        this.fullName = namespace + "/" + name;
+        this.version = Objects.requireNonNull(version, "version");
+        this.labels = Collections.unmodifiableSortedMap(labels);
+        this.body = Objects.requireNonNull(body, "body");
+        this.host = Objects.requireNonNull(host, "host");
+    }
+
+    /** Makes a resource and computes its version from its content. */
+    public static McpResource of(
+            McpKind kind, String namespace, String name, Map<String, String> labels, Message body, String host) {
+        Any any = pack(body);
+        SortedMap<String, String> sorted = new TreeMap<>(labels);
+        Hash64 h = new Hash64().putString(kind.kind()).putString(namespace).putString(name);
+        h.putInt(sorted.size());
+        sorted.forEach((k, v) -> h.putString(k).putString(v));
+        h.putString(any.getTypeUrl());
+        putBytes(h, any.getValue());
+        return new McpResource(kind, namespace, name, h.hex(), sorted, any, host);
+    }
+
+    public McpKind kind() {
+        return kind;
+    }
+
+    public String namespace() {
+        return namespace;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** {@code namespace/name}, as MCP names resources. */
+    public String fullName() {
+        return fullName;
+    }
+
+    public String version() {
+        return version;
+    }
+
+    public SortedMap<String, String> labels() {
+        return labels;
+    }
+
+    /** The Istio message ({@code istio.networking.v1alpha3.*}). */
+    public Any body() {
+        return body;
+    }
+
+    /** The catalog host this resource was made from. */
+    public String host() {
+        return host;
+    }
+
+    @Override
+    public String toString() {
+        return kind.kind() + " " + fullName + " version=" + version;
+    }
+
+    /** The {@code istio.mcp.v1alpha1.Resource} istiod receives. */
+    public Resource toResource(Timestamp createTime) {
+        return Resource.newBuilder()
+                .setMetadata(Metadata.newBuilder()
+                        .setName(fullName())
+                        .setCreateTime(createTime)
+                        .setVersion(version)
+                        .putAllLabels(labels))
+                .setBody(body)
+                .build();
+    }
+
+    /** {@link #toResource} as the Any that goes into a discovery response. */
+    public Any toAny(Timestamp createTime) {
+        return pack(toResource(createTime));
+    }
+
+    /** Packs a message with deterministic serialization (map entries sorted), so equal content gives equal bytes. */
+    static Any pack(Message message) {
+        return Any.newBuilder()
+                .setTypeUrl(
+                        "type.googleapis.com/" + message.getDescriptorForType().getFullName())
+                .setValue(deterministicBytes(message))
+                .build();
+    }
+
+    static ByteString deterministicBytes(Message message) {
+        byte[] bytes = new byte[message.getSerializedSize()];
+        CodedOutputStream coded = CodedOutputStream.newInstance(bytes);
+        coded.useDeterministicSerialization();
+        try {
+            message.writeTo(coded);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        coded.checkNoSpaceLeft();
+        return UnsafeByteOperations.unsafeWrap(bytes); // the array is never touched again
+    }
+
+    private static void putBytes(Hash64 h, ByteString bytes) {
+        int n = bytes.size();
+        h.putInt(n);
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            h.putInt((bytes.byteAt(i) & 0xff)
+                    | (bytes.byteAt(i + 1) & 0xff) << 8
+                    | (bytes.byteAt(i + 2) & 0xff) << 16
+                    | (bytes.byteAt(i + 3) & 0xff) << 24);
+        }
+        for (; i < n; i++) h.putInt(bytes.byteAt(i));
+    }
+}
