@@ -53,6 +53,9 @@ class DockerComposeDemoTest {
     private static final Pattern COPY = Pattern.compile("(?i)^COPY\\s+(.*)$");
     private static final Pattern MAVEN_PROJECTS = Pattern.compile("-pl\\s+(\\S+)");
 
+    /** The port of the HTTP listener the bridge serves Envoy for the Ingress routes (its default). */
+    private static final int INGRESS_HTTP_PORT = 8080;
+
     /** The routes the demo's README and smoke script promise, and the registry service behind each. */
     private static final Map<String, String> ROUTES = Map.of(
             "/dubbo", "greeter-zk.dubbo",
@@ -115,8 +118,10 @@ class DockerComposeDemoTest {
             }
         }
         assertThat(config.admin().address()).isEqualTo("0.0.0.0");
+        assertThat(config.mcp().enabled()).isTrue();
         assertThat(publishedPorts("bridge"))
-                .contains(config.admin().port(), config.xds().port());
+                .contains(
+                        config.admin().port(), config.xds().port(), config.mcp().port());
         assertThat(config.ingress().directory().enabled()).isTrue();
     }
 
@@ -175,7 +180,7 @@ class DockerComposeDemoTest {
                 .isTrue();
 
         int admin = bootstrap.getAdmin().getAddress().getSocketAddress().getPortValue();
-        assertThat(publishedPorts("envoy")).contains(admin);
+        assertThat(publishedPorts("envoy")).contains(admin, INGRESS_HTTP_PORT);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.meshbridge.samples.spring;
 
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootVersion;
@@ -21,6 +22,7 @@ class HelloController {
      * @param registry the registry it registered in
      * @param framework what serves it
      */
+    @JsonPropertyOrder(alphabetic = true) // as the Dubbo sample's JSON reads
     record Hello(String message, String service, String instance, String registry, String framework) {}
 
     private final ObjectProvider<Registration> registration;
