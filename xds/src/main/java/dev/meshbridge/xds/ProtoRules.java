@@ -56,31 +56,88 @@ final class ProtoRules {
     /** Every rule {@code message} (and what it holds) breaks, as {@code field.path: what}; empty when none. */
     List<String> check(Message message) {
         List<String> out = new ArrayList<>();
-        message(message, message.getDescriptorForType().getName(), out);
+        message(message, new FieldPath(null, message.getDescriptorForType().getName(), -1, null), out);
         return out;
     }
 
-    private void message(Message m, String path, List<String> out) {
+    /** Where a value is, rendered only when a rule breaks: {@code Type.field[2].field[key]}. */
+    private record FieldPath(FieldPath parent, String name, int index, Object key) {
+        FieldPath field(String field) {
+            return new FieldPath(this, field, -1, null);
+        }
+
+        FieldPath at(int i) {
+            return new FieldPath(parent, name, i, key);
+        }
+
+        FieldPath key(Object k) {
+            return new FieldPath(parent, name, -1, k);
+        }
+
+        @Override
+        public String toString() {
+            StringBuilder sb = new StringBuilder();
+            if (parent != null) sb.append(parent).append('.');
+            sb.append(name);
+            if (index >= 0) sb.append('[').append(index).append(']');
+            if (key != null) sb.append('[').append(key).append(']');
+            return sb.toString();
+        }
+    }
+
+    /**
+     * What to look at in a message type, worked out once per type: the oneofs that must be set, and the fields that
+     * have rules or hold messages (scalar fields without rules are skipped).
+     */
+    private record Plan(boolean disabled, List<OneofDescriptor> requiredOneofs, List<FieldPlan> fields) {}
+
+    private record FieldPlan(FieldDescriptor field, Validate.FieldRules rules) {}
+
+    private static final Map<Descriptor, Plan> PLANS = new ConcurrentHashMap<>();
+
+    private static Plan plan(Descriptor d) {
+        Plan p = PLANS.get(d);
+        if (p != null) return p;
+        boolean disabled =
+                d.getOptions().getExtension(Validate.disabled) || d.getOptions().getExtension(Validate.ignored);
+        List<OneofDescriptor> oneofs = new ArrayList<>();
+        for (OneofDescriptor o : d.getRealOneofs()) {
+            if (o.getOptions().getExtension(Validate.required)) oneofs.add(o);
+        }
+        List<FieldPlan> fields = new ArrayList<>();
+        for (FieldDescriptor f : d.getFields()) {
+            Validate.FieldRules rules =
+                    f.getOptions().hasExtension(Validate.rules) ? f.getOptions().getExtension(Validate.rules) : null;
+            if (rules != null || f.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
+                fields.add(new FieldPlan(f, rules));
+            }
+        }
+        p = new Plan(disabled, List.copyOf(oneofs), List.copyOf(fields));
+        PLANS.put(d, p);
+        return p;
+    }
+
+    private void message(Message m, FieldPath path, List<String> out) {
         Descriptor d = m.getDescriptorForType();
-        if (d.getOptions().getExtension(Validate.disabled) || d.getOptions().getExtension(Validate.ignored)) return;
+        Plan plan = plan(d);
+        if (plan.disabled()) return;
         if (m instanceof Any any) {
             Message type = anyTypes.get(any.getTypeUrl());
             if (type == null) return;
             try {
-                message(type.getParserForType().parseFrom(any.getValue()), path + "<" + d.getName() + ">", out);
+                message(type.getParserForType().parseFrom(any.getValue()), path, out);
             } catch (InvalidProtocolBufferException e) {
                 out.add(path + ": does not parse as " + any.getTypeUrl() + ": " + e.getMessage());
             }
             return;
         }
-        for (OneofDescriptor o : d.getRealOneofs()) {
-            if (o.getOptions().getExtension(Validate.required) && !m.hasOneof(o))
-                out.add(path + "." + o.getName() + ": one of its fields must be set");
+        for (OneofDescriptor o : plan.requiredOneofs()) {
+            if (!m.hasOneof(o)) out.add(path + "." + o.getName() + ": one of its fields must be set");
         }
-        for (FieldDescriptor f : d.getFields()) {
-            Validate.FieldRules rules =
-                    f.getOptions().hasExtension(Validate.rules) ? f.getOptions().getExtension(Validate.rules) : null;
-            String fp = path + "." + f.getName();
+        for (FieldPlan fpl : plan.fields()) {
+            FieldDescriptor f = fpl.field();
+            Validate.FieldRules rules = fpl.rules();
+            FieldPath fp = path.field(f.getName());
             if (f.isMapField()) {
                 map(m, f, rules, fp, out);
             } else if (f.isRepeated()) {
@@ -101,7 +158,7 @@ final class ProtoRules {
         }
     }
 
-    private void repeated(Message m, FieldDescriptor f, Validate.FieldRules rules, String fp, List<String> out) {
+    private void repeated(Message m, FieldDescriptor f, Validate.FieldRules rules, FieldPath fp, List<String> out) {
         int n = m.getRepeatedFieldCount(f);
         Validate.FieldRules items = null;
         if (rules != null && rules.hasRepeated()) {
@@ -114,7 +171,7 @@ final class ProtoRules {
                 if (r.getUnique()) {
                     Set<Object> seen = new HashSet<>();
                     for (int i = 0; i < n; i++) {
-                        if (!seen.add(m.getRepeatedField(f, i))) out.add(fp + "[" + i + "]: repeats an earlier item");
+                        if (!seen.add(m.getRepeatedField(f, i))) out.add(fp.at(i) + ": repeats an earlier item");
                     }
                 }
             }
@@ -122,7 +179,7 @@ final class ProtoRules {
         }
         for (int i = 0; i < n; i++) {
             Object v = m.getRepeatedField(f, i);
-            String ip = fp + "[" + i + "]";
+            FieldPath ip = fp.at(i);
             if (v instanceof Message msg) {
                 if (items != null) messageValue(msg, items, ip, out);
                 if (items == null || !items.getMessage().getSkip()) message(msg, ip, out);
@@ -132,7 +189,7 @@ final class ProtoRules {
         }
     }
 
-    private void map(Message m, FieldDescriptor f, Validate.FieldRules rules, String fp, List<String> out) {
+    private void map(Message m, FieldDescriptor f, Validate.FieldRules rules, FieldPath fp, List<String> out) {
         int n = m.getRepeatedFieldCount(f);
         Validate.MapRules r = rules != null && rules.hasMap() ? rules.getMap() : null;
         if (r != null && !(r.getIgnoreEmpty() && n == 0)) {
@@ -147,8 +204,8 @@ final class ProtoRules {
             Message entry = (Message) m.getRepeatedField(f, i);
             Object key = entry.getField(keyField);
             Object value = entry.getField(valueField);
-            String ep = fp + "[" + key + "]";
-            if (r != null && r.hasKeys()) scalar(keyField, key, r.getKeys(), ep + "(key)", out);
+            FieldPath ep = fp.key(key);
+            if (r != null && r.hasKeys()) scalar(keyField, key, r.getKeys(), ep, out);
             if (value instanceof Message msg) {
                 if (r != null && r.hasValues()) messageValue(msg, r.getValues(), ep, out);
                 message(msg, ep, out);
@@ -159,7 +216,7 @@ final class ProtoRules {
     }
 
     /** The rules of a message-typed field that apply to its value: wrappers, Duration, Any. */
-    private void messageValue(Message value, Validate.FieldRules rules, String fp, List<String> out) {
+    private void messageValue(Message value, Validate.FieldRules rules, FieldPath fp, List<String> out) {
         String type = value.getDescriptorForType().getFullName();
         if (type.startsWith("google.protobuf.") && type.endsWith("Value")) {
             FieldDescriptor inner = value.getDescriptorForType().findFieldByName("value");
@@ -175,7 +232,7 @@ final class ProtoRules {
         }
     }
 
-    private static void duration(Duration d, Validate.DurationRules r, String fp, List<String> out) {
+    private static void duration(Duration d, Validate.DurationRules r, FieldPath fp, List<String> out) {
         BigDecimal v = seconds(d);
         if (r.hasConst() && v.compareTo(seconds(r.getConst())) != 0) out.add(fp + ": must be " + r.getConst());
         range(
@@ -193,7 +250,7 @@ final class ProtoRules {
     }
 
     private static void scalar(
-            FieldDescriptor f, Object value, Validate.FieldRules rules, String fp, List<String> out) {
+            FieldDescriptor f, Object value, Validate.FieldRules rules, FieldPath fp, List<String> out) {
         switch (rules.getTypeCase()) {
             case STRING -> string((String) value, rules.getString(), fp, out);
             case BYTES -> bytes((ByteString) value, rules.getBytes(), fp, out);
@@ -217,7 +274,7 @@ final class ProtoRules {
     }
 
     /** Numeric rules, read by field name (they are alike across the twelve numeric types). */
-    private static void number(FieldDescriptor f, Object value, Message r, String fp, List<String> out) {
+    private static void number(FieldDescriptor f, Object value, Message r, FieldPath fp, List<String> out) {
         BigDecimal v = decimal(f, value);
         Descriptor d = r.getDescriptorForType();
         if (bool(r, "ignore_empty") && v.signum() == 0) return;
@@ -243,7 +300,13 @@ final class ProtoRules {
     }
 
     private static void range(
-            BigDecimal v, BigDecimal gt, BigDecimal gte, BigDecimal lt, BigDecimal lte, String fp, List<String> out) {
+            BigDecimal v,
+            BigDecimal gt,
+            BigDecimal gte,
+            BigDecimal lt,
+            BigDecimal lte,
+            FieldPath fp,
+            List<String> out) {
         BigDecimal low = gt != null ? gt : gte;
         BigDecimal high = lt != null ? lt : lte;
         boolean aboveLow = low == null || (gt != null ? v.compareTo(gt) > 0 : v.compareTo(gte) >= 0);
@@ -274,7 +337,8 @@ final class ProtoRules {
         return fd != null && Boolean.TRUE.equals(r.getField(fd));
     }
 
-    private static void enumValue(FieldDescriptor f, Object value, Validate.EnumRules r, String fp, List<String> out) {
+    private static void enumValue(
+            FieldDescriptor f, Object value, Validate.EnumRules r, FieldPath fp, List<String> out) {
         int n = value instanceof EnumValueDescriptor e ? e.getNumber() : ((Number) value).intValue();
         if (r.getDefinedOnly() && f.getEnumType().findValueByNumber(n) == null)
             out.add(fp + ": " + n + " is not a value of " + f.getEnumType().getName());
@@ -283,50 +347,52 @@ final class ProtoRules {
         if (r.getNotInList().contains(n)) out.add(fp + ": " + n + " is not allowed");
     }
 
-    private static void string(String s, Validate.StringRules r, String fp, List<String> out) {
+    private static void string(String s, Validate.StringRules r, FieldPath fp, List<String> out) {
         if (r.getIgnoreEmpty() && s.isEmpty()) return;
-        long chars = s.codePointCount(0, s.length());
-        long bytes = s.getBytes(StandardCharsets.UTF_8).length;
-        String shown = s.length() > 60 ? "'" + s.substring(0, 60) + "...'" : "'" + s + "'";
+        boolean charRules = r.hasLen() || r.hasMinLen() || r.hasMaxLen();
+        boolean byteRules = r.hasLenBytes() || r.hasMinBytes() || r.hasMaxBytes();
+        long chars = charRules ? s.codePointCount(0, s.length()) : 0;
+        long bytes = byteRules ? s.getBytes(StandardCharsets.UTF_8).length : 0;
         if (r.hasConst() && !s.equals(r.getConst())) out.add(fp + ": must be '" + r.getConst() + "'");
         if (r.hasLen() && chars != r.getLen()) out.add(fp + ": must be " + r.getLen() + " characters long");
         if (r.hasMinLen() && chars < r.getMinLen())
-            out.add(fp + ": " + shown + " is shorter than " + r.getMinLen() + " characters");
+            out.add(fp + ": " + shown(s) + " is shorter than " + r.getMinLen() + " characters");
         if (r.hasMaxLen() && chars > r.getMaxLen())
-            out.add(fp + ": " + shown + " is longer than " + r.getMaxLen() + " characters");
+            out.add(fp + ": " + shown(s) + " is longer than " + r.getMaxLen() + " characters");
         if (r.hasLenBytes() && bytes != r.getLenBytes()) out.add(fp + ": must be " + r.getLenBytes() + " bytes");
         if (r.hasMinBytes() && bytes < r.getMinBytes()) out.add(fp + ": is shorter than " + r.getMinBytes() + " bytes");
         if (r.hasMaxBytes() && bytes > r.getMaxBytes()) out.add(fp + ": is longer than " + r.getMaxBytes() + " bytes");
         if (r.hasPattern() && !pattern(r.getPattern()).matcher(s).find())
-            out.add(fp + ": " + shown + " does not match " + r.getPattern());
+            out.add(fp + ": " + shown(s) + " does not match " + r.getPattern());
         if (r.hasPrefix() && !s.startsWith(r.getPrefix())) out.add(fp + ": must start with " + r.getPrefix());
         if (r.hasSuffix() && !s.endsWith(r.getSuffix())) out.add(fp + ": must end with " + r.getSuffix());
         if (r.hasContains() && !s.contains(r.getContains())) out.add(fp + ": must contain " + r.getContains());
         if (r.hasNotContains() && s.contains(r.getNotContains()))
             out.add(fp + ": must not contain " + r.getNotContains());
         if (!r.getInList().isEmpty() && !r.getInList().contains(s))
-            out.add(fp + ": " + shown + " is not one of " + r.getInList());
-        if (r.getNotInList().contains(s)) out.add(fp + ": " + shown + " is not allowed");
+            out.add(fp + ": " + shown(s) + " is not one of " + r.getInList());
+        if (r.getNotInList().contains(s)) out.add(fp + ": " + shown(s) + " is not allowed");
         switch (r.getWellKnownCase()) {
             case HOSTNAME -> {
-                if (r.getHostname() && !HOSTNAME.matcher(s).matches()) out.add(fp + ": " + shown + " is no hostname");
+                if (r.getHostname() && !HOSTNAME.matcher(s).matches())
+                    out.add(fp + ": " + shown(s) + " is no hostname");
             }
             case IP -> {
-                if (r.getIp() && !InetLiterals.isIpLiteral(s)) out.add(fp + ": " + shown + " is no IP address");
+                if (r.getIp() && !InetLiterals.isIpLiteral(s)) out.add(fp + ": " + shown(s) + " is no IP address");
             }
             case IPV4 -> {
                 if (r.getIpv4() && !(InetLiterals.isIpLiteral(s) && !s.contains(":")))
-                    out.add(fp + ": " + shown + " is no IPv4 address");
+                    out.add(fp + ": " + shown(s) + " is no IPv4 address");
             }
             case IPV6 -> {
                 if (r.getIpv6() && !(InetLiterals.isIpLiteral(s) && s.contains(":")))
-                    out.add(fp + ": " + shown + " is no IPv6 address");
+                    out.add(fp + ": " + shown(s) + " is no IPv6 address");
             }
             case ADDRESS -> {
                 if (r.getAddress()
                         && !InetLiterals.isIpLiteral(s)
                         && !HOSTNAME.matcher(s).matches())
-                    out.add(fp + ": " + shown + " is neither a hostname nor an IP address");
+                    out.add(fp + ": " + shown(s) + " is neither a hostname nor an IP address");
             }
             case WELL_KNOWN_REGEX -> {
                 boolean strict = !r.hasStrict() || r.getStrict();
@@ -336,7 +402,7 @@ final class ProtoRules {
                     default -> null;
                 };
                 if (p != null && !p.matcher(s).matches())
-                    out.add(fp + ": " + shown + " is not a valid " + r.getWellKnownRegex());
+                    out.add(fp + ": " + shown(s) + " is not a valid " + r.getWellKnownRegex());
             }
             default -> {
                 // e-mail, URI, UUID: not used by the resources the bridge makes
@@ -344,7 +410,12 @@ final class ProtoRules {
         }
     }
 
-    private static void bytes(ByteString b, Validate.BytesRules r, String fp, List<String> out) {
+    /** A string as a problem shows it: quoted, cut at 60 characters (substring shares nothing costly here). */
+    private static String shown(String s) {
+        return s.length() > 60 ? "'" + s.substring(0, 60) + "...'" : "'" + s + "'";
+    }
+
+    private static void bytes(ByteString b, Validate.BytesRules r, FieldPath fp, List<String> out) {
         if (r.getIgnoreEmpty() && b.isEmpty()) return;
         if (r.hasLen() && b.size() != r.getLen()) out.add(fp + ": must be " + r.getLen() + " bytes");
         if (r.hasMinLen() && b.size() < r.getMinLen()) out.add(fp + ": is shorter than " + r.getMinLen() + " bytes");

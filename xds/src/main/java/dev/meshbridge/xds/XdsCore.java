@@ -245,6 +245,10 @@ final class XdsCore {
         metrics.ingressTranslated(translated.unavailable().size());
         List<String> problems = new ArrayList<>();
         for (XdsResource r : translated.resources()) {
+            // a resource with the version already served was checked when it was first made
+            TypeIndex served = index.type(r.type());
+            int id = served.find(r.name());
+            if (id >= 0 && served.version(id) == r.versionHash()) continue;
             for (String p : protoRules.check(r.any())) problems.add(r.type().shortName() + " " + r.name() + ": " + p);
         }
         if (!problems.isEmpty()) {

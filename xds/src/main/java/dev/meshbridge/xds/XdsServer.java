@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  *   <li>subscribe it to a {@code ServiceAggregator}; each snapshot is translated per changed service ({@link
  *       EnvoyTranslator}) on the server's own thread, never on the aggregator's;
  *   <li>a change to one instance sends only that service's ClusterLoadAssignment, to the streams subscribed to it;
- *       CDS, LDS and RDS are pushed only when services or ports appear or go;
+ *       CDS, LDS, RDS and SDS are pushed only when services or ports appear or go, or the Ingress routes change
+ *       ({@link EnvoyIngressTranslator});
  *   <li>versions are content hashes: two replicas serving the same catalog give a client the same versions, and a
  *       client that reconnects with the versions it holds is sent nothing it already has;
  *   <li>a NACK is logged, counted and shown on {@code /debug/xds}; the rejected version is not sent again;
