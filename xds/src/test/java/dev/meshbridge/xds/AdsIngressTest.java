@@ -35,6 +35,15 @@ class AdsIngressTest {
         if (bed != null) bed.close();
     }
 
+    /** The bridge with the shop's catalog and its representative Ingresses, and an Envoy-like client of it. */
+    private EnvoyLikeClient shop(String protocol) {
+        bed = new IngressBed(dir);
+        bed.send(IngressBed.shopCatalog());
+        bed.write("shop.yaml", IngressBed.resource("ingress/shop.yaml"));
+        bed.awaitRoutes(6);
+        return envoy(protocol);
+    }
+
     private EnvoyLikeClient envoy(String protocol) {
         return new EnvoyLikeClient(bed.xds.client("envoy-" + protocol), protocol.equals("delta")).start();
     }
@@ -59,11 +68,7 @@ class AdsIngressTest {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"sotw", "delta"})
     void representativeIngress_envoyGetsListenersRoutesClustersEndpointsSecret_andWouldTakeThemAll(String protocol) {
-        bed = new IngressBed(dir);
-        bed.send(IngressBed.shopCatalog());
-        bed.write("shop.yaml", IngressBed.resource("ingress/shop.yaml"));
-        bed.awaitRoutes(6);
-        EnvoyLikeClient envoy = envoy(protocol);
+        EnvoyLikeClient envoy = shop(protocol);
 
         envoy.await(c -> {
             assertThat(routeLines(c.routeConfiguration(ROUTES)))
@@ -164,11 +169,7 @@ class AdsIngressTest {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"sotw", "delta"})
     void endpointOnlyChange_pushesOnlyEds_andRoutesAreNotTranslatedAgain(String protocol) {
-        bed = new IngressBed(dir);
-        bed.send(IngressBed.shopCatalog());
-        bed.write("shop.yaml", IngressBed.resource("ingress/shop.yaml"));
-        bed.awaitRoutes(6);
-        EnvoyLikeClient envoy = envoy(protocol);
+        EnvoyLikeClient envoy = shop(protocol);
         envoy.await(c -> {
             assertThat(c.held(XdsType.SECRET)).hasSize(1);
             assertThat(c.held(XdsType.ROUTE)).hasSize(1);

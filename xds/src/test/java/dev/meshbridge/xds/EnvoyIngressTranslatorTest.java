@@ -435,15 +435,7 @@ class EnvoyIngressTranslatorTest {
                         null,
                         tls(SHOP, "shop-tls", true, "shop.example.com")))));
 
-        assertThat(b.resources()).hasSameSizeAs(a.resources());
-        for (int i = 0; i < a.resources().size(); i++) {
-            assertThat(b.resources().get(i).name())
-                    .isEqualTo(a.resources().get(i).name());
-            assertThat(b.resources().get(i).version())
-                    .isEqualTo(a.resources().get(i).version());
-            assertThat(b.resources().get(i).any())
-                    .isEqualTo(a.resources().get(i).any());
-        }
+        EnvoyTranslatorTest.assertSameResources(b.resources(), a.resources());
     }
 
     @Test

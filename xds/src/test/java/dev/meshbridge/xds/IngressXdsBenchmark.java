@@ -103,63 +103,43 @@ class IngressXdsBenchmark {
         // one translation of the whole table: what a route table change (any Ingress edited) costs
         EnvoyIngressTranslator translator =
                 new EnvoyIngressTranslator(new EnvoyTranslator(), XdsOptions.Ingress.DEFAULTS);
-        long tid = Thread.currentThread().threadId();
-        int rounds = 30;
-        long[] cpu = new long[rounds];
-        long[] alloc = new long[rounds];
         RouteTable edited = table(1);
-        for (int k = 0; k < rounds + 10; k++) {
-            long c = THREADS.getCurrentThreadCpuTime();
-            long a = THREADS.getThreadAllocatedBytes(tid);
-            translator.translate(k % 2 == 0 ? table : edited, h -> {
-                ServiceResources r = core.index().service(h);
-                return r == null ? null : EnvoyTranslator.servedPorts(r);
-            });
-            if (k >= 10) {
-                cpu[k - 10] = THREADS.getCurrentThreadCpuTime() - c;
-                alloc[k - 10] = THREADS.getThreadAllocatedBytes(tid) - a;
-            }
-        }
+        int rounds = 30;
+        long[][] translation = measure(
+                10,
+                rounds,
+                k -> translator.translate(k % 2 == 0 ? table : edited, h -> {
+                    ServiceResources r = core.index().service(h);
+                    return r == null ? null : EnvoyTranslator.servedPorts(r);
+                }));
+        long[] cpu = translation[0];
+        long[] alloc = translation[1];
 
         double translations =
                 meters.counter("meshbridge.xds.ingress.translations").count();
-        long[] changeCpu = new long[measured];
-        long[] changeAlloc = new long[measured];
-        for (int k = 0; k < warm + measured; k++) {
-            long c = THREADS.getCurrentThreadCpuTime();
-            long a = THREADS.getThreadAllocatedBytes(tid);
-            core.applySnapshot(changes.get(k));
-            if (k >= warm) {
-                changeCpu[k - warm] = THREADS.getCurrentThreadCpuTime() - c;
-                changeAlloc[k - warm] = THREADS.getThreadAllocatedBytes(tid) - a;
-            }
-        }
+        long[][] change = measure(warm, measured, k -> core.applySnapshot(changes.get(k)));
+        long[] changeCpu = change[0];
+        long[] changeAlloc = change[1];
         assertThat(meters.counter("meshbridge.xds.ingress.translations").count())
                 .as("endpoint changes translate no route")
                 .isEqualTo(translations);
 
         // a route table change through the server's core: translation, the validation rules check, the index diff
         MeshSnapshot last = changes.get(changes.size() - 1);
-        long[] applyCpu = new long[rounds];
-        long[] applyAlloc = new long[rounds];
-        for (int k = 0; k < rounds + 10; k++) {
-            MeshSnapshot next = new MeshSnapshot(
-                    last.sequence() + 1 + k,
-                    last.versionSum(),
-                    last.servicesMap(),
-                    java.util.Set.of(),
-                    java.util.Set.of(),
-                    last.endpointCount(),
-                    k % 2 == 0 ? edited : table,
-                    true);
-            long c = THREADS.getCurrentThreadCpuTime();
-            long a = THREADS.getThreadAllocatedBytes(tid);
-            core.applySnapshot(next);
-            if (k >= 10) {
-                applyCpu[k - 10] = THREADS.getCurrentThreadCpuTime() - c;
-                applyAlloc[k - 10] = THREADS.getThreadAllocatedBytes(tid) - a;
-            }
-        }
+        long[][] apply = measure(
+                10,
+                rounds,
+                k -> core.applySnapshot(new MeshSnapshot(
+                        last.sequence() + 1 + k,
+                        last.versionSum(),
+                        last.servicesMap(),
+                        java.util.Set.of(),
+                        java.util.Set.of(),
+                        last.endpointCount(),
+                        k % 2 == 0 ? edited : table,
+                        true)));
+        long[] applyCpu = apply[0];
+        long[] applyAlloc = apply[1];
         assertThat(core.index().ingress().routesVersion()).isEqualTo(table.version());
 
         int routeBytes = served.find(XdsType.ROUTE, XdsNames.INGRESS_ROUTE).size();
@@ -191,5 +171,24 @@ class IngressXdsBenchmark {
                 micros(mean(changeCpu)),
                 kb(percentile(changeAlloc, 50)),
                 kb(mean(changeAlloc)));
+    }
+
+    /**
+     * Runs {@code step} for {@code warm + measured} rounds (round number given) on this thread; returns the CPU time
+     * and the bytes allocated of each measured round.
+     */
+    static long[][] measure(int warm, int measured, java.util.function.IntConsumer step) {
+        long tid = Thread.currentThread().threadId();
+        long[][] out = new long[2][measured];
+        for (int k = 0; k < warm + measured; k++) {
+            long c = THREADS.getCurrentThreadCpuTime();
+            long a = THREADS.getThreadAllocatedBytes(tid);
+            step.accept(k);
+            if (k >= warm) {
+                out[0][k - warm] = THREADS.getCurrentThreadCpuTime() - c;
+                out[1][k - warm] = THREADS.getThreadAllocatedBytes(tid) - a;
+            }
+        }
+        return out;
     }
 }
