@@ -66,6 +66,8 @@ class GrpcXdsZookeeperEndToEndTest {
     private Path file;
     private Bridge bridge;
     private final Map<String, IdentityBackend> backends = new HashMap<>();
+    private final Map<String, ZookeeperApps.SpringInstance> springInstances = new HashMap<>();
+    private final Map<String, ZookeeperApps.DubboInstance> dubboInstances = new HashMap<>();
     private final List<ManagedChannel> channels = new ArrayList<>();
     private final List<XdsNameResolverProvider> resolvers = new ArrayList<>();
 
@@ -89,21 +91,12 @@ class GrpcXdsZookeeperEndToEndTest {
 
     @Test
     void rpcs_reachEveryBackendRegisteredInZookeeper_andOneAddedLater() throws Exception {
-        apps.registerSpring("orders", backend("orders-1").port());
-        apps.registerSpring("orders", backend("orders-2").port());
-        apps.registerDubbo("shop", backend("shop-1").port());
-        apps.registerDubbo("shop", backend("shop-2").port());
-        startBridge();
-        ManagedChannel orders = xdsChannel(ORDERS);
-        ManagedChannel shop = xdsChannel(SHOP);
+        Clients clients = startWithTwoBackendsEach();
 
-        awaitAnsweredBy(orders, "orders-1", "orders-2");
-        awaitAnsweredBy(shop, "shop-1", "shop-2");
-
-        apps.registerSpring("orders", backend("orders-3").port());
-        apps.registerDubbo("shop", backend("shop-3").port());
-        awaitAnsweredBy(orders, "orders-1", "orders-2", "orders-3");
-        awaitAnsweredBy(shop, "shop-1", "shop-2", "shop-3");
+        springBackend("orders-3");
+        dubboBackend("shop-3");
+        awaitAnsweredBy(clients.orders(), "orders-1", "orders-2", "orders-3");
+        awaitAnsweredBy(clients.shop(), "shop-1", "shop-2", "shop-3");
 
         assertThat(bridge.meters().find("meshbridge.xds.nacks").counters())
                 .as("grpc-java accepted every resource the bridge sent")
@@ -112,26 +105,16 @@ class GrpcXdsZookeeperEndToEndTest {
 
     @Test
     void backendsRemovedDisabledOrWithWeightZero_getNoRpcs() throws Exception {
-        ZookeeperApps.SpringInstance orders1 =
-                apps.registerSpring("orders", backend("orders-1").port());
-        apps.registerSpring("orders", backend("orders-2").port());
-        ZookeeperApps.DubboInstance shop1 =
-                apps.registerDubbo("shop", backend("shop-1").port());
-        ZookeeperApps.DubboInstance shop2 =
-                apps.registerDubbo("shop", backend("shop-2").port());
-        apps.registerDubbo("shop", backend("shop-3").port());
-        startBridge();
-        ManagedChannel orders = xdsChannel(ORDERS);
-        ManagedChannel shop = xdsChannel(SHOP);
-        awaitAnsweredBy(orders, "orders-1", "orders-2");
-        awaitAnsweredBy(shop, "shop-1", "shop-2", "shop-3");
+        Clients clients = startWithTwoBackendsEach();
+        dubboBackend("shop-3");
+        awaitAnsweredBy(clients.shop(), "shop-1", "shop-2", "shop-3");
 
-        apps.unregister(orders1);
-        apps.updateDubbo(shop1, Map.of("weight", "0"));
-        apps.updateDubbo(shop2, Map.of("disabled", "true"));
+        apps.unregister(springInstances.get("orders-1"));
+        apps.updateDubbo(dubboInstances.get("shop-1"), Map.of("weight", "0"));
+        apps.updateDubbo(dubboInstances.get("shop-2"), Map.of("disabled", "true"));
 
-        assertNoRpcReaches(orders, Set.of("orders-1"), "orders-2");
-        assertNoRpcReaches(shop, Set.of("shop-1", "shop-2"), "shop-3");
+        assertNoRpcReaches(clients.orders(), Set.of("orders-1"), "orders-2");
+        assertNoRpcReaches(clients.shop(), Set.of("shop-1", "shop-2"), "shop-3");
         assertThat(bridge.aggregator().current().service(SHOP).endpoints())
                 .as("the weight-0 and the disabled instance stay in the catalog (/debug/catalog), not routable")
                 .extracting(e -> e.port("tri"), Endpoint::routable)
@@ -143,17 +126,11 @@ class GrpcXdsZookeeperEndToEndTest {
 
     @Test
     void watcherRestartedByAConfigChange_andZookeeperRestarted_noRpcFails() throws Exception {
-        apps.registerSpring("orders", backend("orders-1").port());
-        apps.registerSpring("orders", backend("orders-2").port());
-        apps.registerDubbo("shop", backend("shop-1").port());
-        apps.registerDubbo("shop", backend("shop-2").port());
-        startBridge();
-        ManagedChannel orders = xdsChannel(ORDERS);
-        ManagedChannel shop = xdsChannel(SHOP);
-        awaitAnsweredBy(orders, "orders-1", "orders-2");
-        awaitAnsweredBy(shop, "shop-1", "shop-2");
+        Clients clients = startWithTwoBackendsEach();
+        ManagedChannel orders = clients.orders();
+        ManagedChannel shop = clients.shop();
         RegistryReconciler.Running first = zookeeperWatcher();
-        long sequence = bridge.aggregator().current().sequence();
+        long sequence = bridge.aggregator().flushNow().join().sequence();
 
         Traffic traffic = new Traffic(List.of(orders, shop));
         try {
@@ -169,11 +146,9 @@ class GrpcXdsZookeeperEndToEndTest {
             assertThat(first.status().state()).isEqualTo(RegistryStatus.State.STOPPED);
             await().atMost(WAIT).until(() -> second.status().hasSynced());
             traffic.awaitMore(40);
-            assertThat(bridge.aggregator().flushNow().join().sequence())
-                    .as("the new watcher's first sync found what the old one had: no catalog change, nothing pushed")
-                    .isEqualTo(sequence);
+            assertNothingPublishedSince(sequence, "the new watcher's first sync found what the old one had");
             // the new watcher follows ZooKeeper
-            apps.registerSpring("orders", backend("orders-3").port());
+            springBackend("orders-3");
             awaitAnsweredBy(orders, "orders-1", "orders-2", "orders-3");
 
             // 2. ZooKeeper restarts: the watcher is cut off, reconnects and resyncs, and the registering clients
@@ -191,11 +166,9 @@ class GrpcXdsZookeeperEndToEndTest {
                             .hasSameSizeAs(registrations)
                             .allSatisfy((path, created) -> assertThat(created).isNotEqualTo(registrations.get(path))));
             traffic.awaitMore(40);
-            assertThat(bridge.aggregator().flushNow().join().sequence())
-                    .as("the restart and the re-registrations changed nothing in the catalog: nothing pushed")
-                    .isEqualTo(sequence);
+            assertNothingPublishedSince(sequence, "the restart and the re-registrations changed nothing");
             // the watcher still follows ZooKeeper
-            apps.registerDubbo("shop", backend("shop-3").port());
+            dubboBackend("shop-3");
             awaitAnsweredBy(shop, "shop-1", "shop-2", "shop-3");
             traffic.awaitMore(40);
         } finally {
@@ -238,6 +211,35 @@ class GrpcXdsZookeeperEndToEndTest {
                 .singleElement()
                 .satisfies(r -> assertThat(r.watcher()).isNotNull());
         return running.iterator().next();
+    }
+
+    /** The two xDS clients: {@code xds:///orders.services.zookeeper} and {@code xds:///shop.dubbo}. */
+    private record Clients(ManagedChannel orders, ManagedChannel shop) {}
+
+    /**
+     * Registers backends orders-1 and orders-2 (Spring Cloud) and shop-1 and shop-2 (Dubbo), starts the bridge, and
+     * waits until RPCs through each client reach its two backends.
+     */
+    private Clients startWithTwoBackendsEach() throws Exception {
+        springBackend("orders-1");
+        springBackend("orders-2");
+        dubboBackend("shop-1");
+        dubboBackend("shop-2");
+        startBridge();
+        Clients clients = new Clients(xdsChannel(ORDERS), xdsChannel(SHOP));
+        awaitAnsweredBy(clients.orders(), "orders-1", "orders-2");
+        awaitAnsweredBy(clients.shop(), "shop-1", "shop-2");
+        return clients;
+    }
+
+    /** Starts backend {@code name} and registers it as an instance of Spring Cloud service {@code orders}. */
+    private void springBackend(String name) throws Exception {
+        springInstances.put(name, apps.registerSpring("orders", backend(name).port()));
+    }
+
+    /** Starts backend {@code name} and registers it as an instance of Dubbo application {@code shop} (Triple). */
+    private void dubboBackend(String name) throws Exception {
+        dubboInstances.put(name, apps.registerDubbo("shop", backend(name).port()));
     }
 
     private IdentityBackend backend(String name) throws Exception {
@@ -290,6 +292,14 @@ class GrpcXdsZookeeperEndToEndTest {
         for (int i = 0; i < 50; i++) assertThat(IdentityBackend.ask(channel)).isEqualTo(remaining);
         for (String name : gone)
             assertThat(backends.get(name).served()).as(name).isEqualTo(servedBefore.get(name));
+    }
+
+    /**
+     * No catalog was published since the one numbered {@code sequence}: nothing changed for the clients and nothing was
+     * pushed to them (the aggregator publishes only changes, and the xDS server pushes only what a catalog changed).
+     */
+    private void assertNothingPublishedSince(long sequence, String why) {
+        assertThat(bridge.aggregator().flushNow().join().sequence()).as(why).isEqualTo(sequence);
     }
 
     /**
