@@ -180,8 +180,10 @@ public final class Bridge implements AutoCloseable {
     private void checkCatalogReady() {
         if (!ready()) return;
         readiness.shutdown();
-        log.info("catalog ready: {} services", aggregator.current().serviceCount());
-        if (mcp != null) aggregator.flushNow().thenRun(mcp::markCatalogReady);
+        aggregator.flushNow().thenAccept(catalog -> {
+            log.info("catalog ready: {} services", catalog.serviceCount());
+            if (mcp != null) mcp.markCatalogReady();
+        });
     }
 
     /** The MCP server's port (useful when configured as 0), or -1 when it is off. */

@@ -10,6 +10,7 @@ import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.config.RegistriesConfig;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.route.HttpRoute;
+import dev.meshbridge.core.route.PathRewrite;
 import dev.meshbridge.core.route.RegistryDestination;
 import dev.meshbridge.core.route.RouteTable;
 import dev.meshbridge.ingress.IngressController;
@@ -52,9 +53,6 @@ class DockerComposeDemoTest {
     private static final Pattern FROM = Pattern.compile("(?i)^FROM\\s+(\\S+)(?:\\s+AS\\s+(\\S+))?\\s*$");
     private static final Pattern COPY = Pattern.compile("(?i)^COPY\\s+(.*)$");
     private static final Pattern MAVEN_PROJECTS = Pattern.compile("-pl\\s+(\\S+)");
-
-    /** The port of the HTTP listener the bridge serves Envoy for the Ingress routes (its default). */
-    private static final int INGRESS_HTTP_PORT = 8080;
 
     /** The routes the demo's README and smoke script promise, and the registry service behind each. */
     private static final Map<String, String> ROUTES = Map.of(
@@ -138,6 +136,8 @@ class DockerComposeDemoTest {
             Map<String, String> routes = new TreeMap<>();
             for (HttpRoute r : table.servedRoutes()) {
                 assertThat(r.destinations()).hasSize(1);
+                // the samples serve /hello: /eureka/hello must reach them as /hello
+                assertThat(r.rewrite()).as(r.match() + " rewrite").contains(PathRewrite.prefix("/"));
                 routes.put(
                         r.match().path(),
                         ((RegistryDestination) r.destinations().get(0).destination()).host());
@@ -180,7 +180,10 @@ class DockerComposeDemoTest {
                 .isTrue();
 
         int admin = bootstrap.getAdmin().getAddress().getSocketAddress().getPortValue();
-        assertThat(publishedPorts("envoy")).contains(admin, INGRESS_HTTP_PORT);
+        // the HTTP listener the bridge serves Envoy for the Ingress routes is the port compose publishes
+        assertThat(config.xds().ingress().enabled()).isTrue();
+        assertThat(publishedPorts("envoy"))
+                .contains(admin, config.xds().ingress().httpPort());
     }
 
     @Test

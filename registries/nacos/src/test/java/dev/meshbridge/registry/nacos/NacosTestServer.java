@@ -150,6 +150,8 @@ public final class NacosTestServer implements AutoCloseable {
     private final int port;
 
     private final Object lock = new Object();
+
+    private boolean stopping;
     private final Map<String, Conn> connections = new HashMap<>();
     private final Map<SvcId, Svc> services = new TreeMap<>();
     private final Set<String> extraNamespaces = new TreeSet<>();
@@ -301,6 +303,7 @@ public final class NacosTestServer implements AutoCloseable {
         HttpServer h;
         ScheduledExecutorService s;
         synchronized (lock) {
+            stopping = true;
             g = grpc;
             h = httpServer;
             s = scheduler;
@@ -322,6 +325,7 @@ public final class NacosTestServer implements AutoCloseable {
             connections.clear();
             pendingPushes.clear();
             services.values().removeIf(svc -> svc.ephemeral);
+            stopping = false;
         }
     }
 
@@ -727,6 +731,9 @@ public final class NacosTestServer implements AutoCloseable {
         synchronized (lock) {
             Conn conn = connections.remove(connId);
             if (conn == null) return;
+            // a server going down pushes nothing: its clients simply lose it (the order in which gRPC tears the
+            // streams down must not look like instances deregistering to the clients still connected)
+            if (stopping) return;
             for (SvcId id : conn.published.keySet()) changed(id);
         }
     }

@@ -1,0 +1,126 @@
+package dev.meshbridge.app;
+
+import dev.meshbridge.registry.zookeeper.ZkServer;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.x.discovery.ServiceDiscovery;
+import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
+import org.apache.curator.x.discovery.ServiceInstance;
+import org.apache.curator.x.discovery.UriSpec;
+import org.apache.curator.x.discovery.details.JsonInstanceSerializer;
+import org.apache.dubbo.registry.client.DefaultServiceInstance;
+import org.apache.dubbo.registry.client.metadata.ServiceInstanceMetadataUtils;
+import org.apache.dubbo.registry.zookeeper.util.CuratorFrameworkUtils;
+import org.apache.zookeeper.data.Stat;
+import org.springframework.cloud.zookeeper.discovery.ZookeeperInstance;
+
+/**
+ * Applications on 127.0.0.1 registering themselves in ZooKeeper the way their frameworks do, over one ZooKeeper
+ * session (ephemeral znodes, re-registered by curator x-discovery after a reconnect):
+ *
+ * <ul>
+ *   <li>Spring Cloud ZooKeeper: curator x-discovery with Spring's payload type ({@code "@class":
+ *       "org.springframework.cloud.zookeeper.discovery.ZookeeperInstance"}), a UUID id and {@code instance_status: UP},
+ *       under {@code /services/<service>/<id>};
+ *   <li>Dubbo 3 application level: Dubbo's own code path of {@code ZookeeperServiceDiscovery} ({@code
+ *       CuratorFrameworkUtils.buildServiceDiscovery}, a {@code DefaultServiceInstance} with {@code dubbo.endpoints}
+ *       written by {@code ServiceInstanceMetadataUtils.setEndpoints}, turned into curator's instance by {@code
+ *       CuratorFrameworkUtils.build}), under {@code /services/<application>/127.0.0.1:<port>}. An update rewrites the
+ *       instance in place, as Dubbo's {@code doUpdate} does.
+ * </ul>
+ */
+final class ZookeeperApps implements AutoCloseable {
+
+    /** Metadata revision of the Dubbo instances (Dubbo computes it from the exported services; any value does). */
+    static final String DUBBO_REVISION = "8e3a3b1f6c2d4a70";
+
+    private final CuratorFramework client;
+    private final ServiceDiscovery<ZookeeperInstance> spring;
+    private final ServiceDiscovery<org.apache.dubbo.registry.zookeeper.ZookeeperInstance> dubbo;
+
+    ZookeeperApps(ZkServer zk) throws Exception {
+        client = zk.client();
+        // as Spring Cloud ZooKeeper's CuratorServiceDiscoveryAutoConfiguration builds it
+        spring = ServiceDiscoveryBuilder.builder(ZookeeperInstance.class)
+                .client(client)
+                .basePath("/services")
+                .serializer(new JsonInstanceSerializer<>(ZookeeperInstance.class))
+                .build();
+        spring.start();
+        dubbo = CuratorFrameworkUtils.buildServiceDiscovery(client, "/services");
+        dubbo.start();
+    }
+
+    /** A registered Spring Cloud instance. */
+    record SpringInstance(ServiceInstance<ZookeeperInstance> instance) {}
+
+    /** A registered Dubbo application instance. */
+    record DubboInstance(DefaultServiceInstance instance) {}
+
+    /** Registers an instance of Spring Cloud service {@code service} at 127.0.0.1:{@code port}. */
+    SpringInstance registerSpring(String service, int port) throws Exception {
+        String id = UUID.randomUUID().toString();
+        ServiceInstance<ZookeeperInstance> instance = ServiceInstance.<ZookeeperInstance>builder()
+                .id(id)
+                .name(service)
+                .address("127.0.0.1")
+                .port(port)
+                .payload(new ZookeeperInstance(service, service, Map.of("instance_status", "UP")))
+                .uriSpec(new UriSpec("{scheme}://{address}:{port}"))
+                .build();
+        spring.registerService(instance);
+        return new SpringInstance(instance);
+    }
+
+    /** Unregisters it, as Spring Cloud does when the application stops. */
+    void unregister(SpringInstance instance) throws Exception {
+        spring.unregisterService(instance.instance());
+    }
+
+    /** Registers an instance of Dubbo application {@code application} serving Triple at 127.0.0.1:{@code triPort}. */
+    DubboInstance registerDubbo(String application, int triPort) throws Exception {
+        DefaultServiceInstance instance = new DefaultServiceInstance(application, "127.0.0.1", triPort, null);
+        Map<String, String> metadata = instance.getMetadata();
+        metadata.put(ServiceInstanceMetadataUtils.EXPORTED_SERVICES_REVISION_PROPERTY_NAME, DUBBO_REVISION);
+        metadata.put(ServiceInstanceMetadataUtils.METADATA_STORAGE_TYPE_PROPERTY_NAME, "local");
+        ServiceInstanceMetadataUtils.setEndpoints(instance, Map.of("tri", triPort));
+        dubbo.registerService(CuratorFrameworkUtils.build(instance));
+        return new DubboInstance(instance);
+    }
+
+    /** Rewrites a Dubbo instance in place with more metadata (e.g. {@code weight}, {@code disabled}). */
+    DubboInstance updateDubbo(DubboInstance registered, Map<String, String> moreMetadata) throws Exception {
+        DefaultServiceInstance next = new DefaultServiceInstance(registered.instance());
+        Map<String, String> metadata = new HashMap<>(next.getMetadata());
+        metadata.putAll(moreMetadata);
+        next.setMetadata(metadata);
+        dubbo.updateService(CuratorFrameworkUtils.build(next));
+        return new DubboInstance(next);
+    }
+
+    /**
+     * The creation id ({@code czxid}) of every instance znode under {@code /services}, by path: it changes when a
+     * client re-registers an instance (curator x-discovery deletes and re-creates its instances after a reconnect).
+     */
+    Map<String, Long> registrations() throws Exception {
+        Map<String, Long> created = new HashMap<>();
+        for (String service : client.getChildren().forPath("/services")) {
+            String parent = "/services/" + service;
+            for (String instance : client.getChildren().forPath(parent)) {
+                Stat stat = client.checkExists().forPath(parent + "/" + instance);
+                if (stat != null) created.put(parent + "/" + instance, stat.getCzxid());
+            }
+        }
+        return created;
+    }
+
+    @Override
+    public void close() throws IOException {
+        dubbo.close();
+        spring.close();
+        client.close();
+    }
+}
