@@ -71,7 +71,10 @@ import org.slf4j.LoggerFactory;
  *   <li>it holds its first answers until {@link #markCatalogReady()} or {@link McpOptions#initialSyncTimeout()}, so
  *       an istiod connected to a restarting bridge does not see a half-filled catalog and drop the rest;
  *   <li>a resource keeps its creation time for as long as it exists, and its version changes only with its content;
- *   <li>services istiod would refuse are not sent; they are logged, counted and listed by {@code /debug/mcp}.
+ *   <li>services istiod would refuse are not sent; they are logged, counted and listed by {@code /debug/mcp};
+ *   <li>the snapshot's Ingress routes become Gateways, VirtualServices and DestinationRules ({@link
+ *       IngressRouteTranslator}), translated again only when the route table changes or a host it names changes its
+ *       served ports (never for an endpoint), and only the resources whose content changed get a new version.
  * </ol>
  *
  * <p>Lifecycle: {@link #start()} once; {@link #close()} ends the streams and stops the server; a second close does
@@ -92,6 +95,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private final McpOptions options;
     private final Clock clock;
     private final ServiceEntryTranslator translator;
+    private final IngressRouteTranslator routeTranslator;
     private final McpMetrics metrics;
     private final ScheduledThreadPoolExecutor executor;
     private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
@@ -104,6 +108,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private final Set<String> conflicted = new HashSet<>();
     private final Map<Long, McpStream> streams = new LinkedHashMap<>();
     private MeshSnapshot applied;
+    private RouteTranslation routes;
     private boolean ready;
     private int refusedCount;
     private long noteCount;
@@ -138,6 +143,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         this.options = Objects.requireNonNull(options, "options");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.translator = new ServiceEntryTranslator(options);
+        this.routeTranslator = new IngressRouteTranslator(options);
         this.metrics = new McpMetrics(Objects.requireNonNull(meterRegistry, "meterRegistry"));
         for (McpKind kind : McpKind.values()) tables.put(kind, new ResourceTable());
         this.executor = new ScheduledThreadPoolExecutor(1, r -> {
@@ -377,6 +383,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         if (freed && !conflicted.isEmpty()) {
             for (String host : List.copyOf(conflicted)) applyService(host, snapshot.service(host), changed, true);
         }
+        applyRoutes(snapshot, changed);
         applied = snapshot;
         for (McpKind kind : McpKind.values())
             metrics.resources(kind, tables.get(kind).size());
@@ -386,6 +393,121 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         if (!changed.isEmpty()) {
             if (log.isDebugEnabled()) log.debug("snapshot {} changed {}", snapshot, changed);
             for (McpStream stream : streams.values()) stream.push(changed.keySet(), changed);
+        }
+    }
+
+    /**
+     * Brings the Gateways, VirtualServices and DestinationRules up to date with the snapshot's routes: translated again
+     * when the table changed or a host it names changed what istiod gets for it (present, served, ports); resources
+     * with unchanged content keep their version and creation time.
+     */
+    private void applyRoutes(MeshSnapshot snapshot, Map<McpKind, Set<String>> changed) {
+        if (!options.ingress().enabled()) return;
+        IngressRouteTranslator.Catalog catalog = catalogView(snapshot);
+        RouteTranslation previous = routes;
+        boolean stale = previous == null
+                || !previous.tableVersion().equals(snapshot.routes().version());
+        if (!stale) {
+            for (Map.Entry<String, Long> d : previous.dependencies().entrySet()) {
+                if (IngressRouteTranslator.signature(catalog, d.getKey()) != d.getValue()) {
+                    stale = true;
+                    break;
+                }
+            }
+        }
+        if (!stale) return;
+        RouteTranslation next;
+        try {
+            next = routeTranslator.translate(snapshot.routes(), catalog);
+        } catch (RuntimeException e) {
+            // a bug must not take the services down with it: keep the last good routes
+            log.error(
+                    "ingress routes version={}: translation failed; keeping the last ones",
+                    snapshot.routes().version(),
+                    e);
+            return;
+        }
+        Map<McpKind, Set<String>> keep = new EnumMap<>(McpKind.class);
+        Timestamp now = null;
+        for (McpResource r : next.resources()) {
+            keep.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+            ResourceTable table = tables.get(r.kind());
+            Served existing = table.get(r.fullName());
+            if (existing != null && existing.version().equals(r.version())) continue;
+            Timestamp created;
+            if (existing != null) {
+                created = existing.createTime();
+            } else {
+                if (now == null) now = timestamp(clock.instant());
+                created = now;
+            }
+            table.put(new Served(r.fullName(), r.version(), r.host(), created, r.toAny(created)));
+            changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+        }
+        if (previous != null) {
+            for (McpResource r : previous.resources()) {
+                if (keep.getOrDefault(r.kind(), Set.of()).contains(r.fullName())) continue;
+                if (tables.get(r.kind()).remove(r.fullName()) != null) {
+                    changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+                }
+            }
+        }
+        routes = next;
+        reportRoutes(previous, next);
+    }
+
+    /** What the route translation may know of the catalog: hosts, and the ports of those served as ServiceEntries. */
+    private IngressRouteTranslator.Catalog catalogView(MeshSnapshot snapshot) {
+        return new IngressRouteTranslator.Catalog() {
+            @Override
+            public List<dev.meshbridge.core.model.ServicePort> servedPorts(String host) {
+                MeshService service = snapshot.service(host);
+                Applied a = translations.get(host);
+                return service == null || a == null || !a.served() ? null : service.ports();
+            }
+
+            @Override
+            public boolean contains(String host) {
+                return snapshot.service(host) != null;
+            }
+        };
+    }
+
+    private void reportRoutes(RouteTranslation previous, RouteTranslation next) {
+        List<RouteTranslation.Skipped> oldSkipped = previous == null ? List.of() : previous.skipped();
+        for (RouteTranslation.Skipped s : next.skipped()) {
+            if (!oldSkipped.contains(s)) {
+                log.warn("ingress host={} is not served to istiod, which would refuse it: {}", s.host(), s.reasons());
+            }
+        }
+        for (RouteTranslation.Skipped s : oldSkipped) {
+            if (next.skipped().stream().noneMatch(n -> n.host().equals(s.host()))) {
+                log.info("ingress host={} is served to istiod again", s.host());
+            }
+        }
+        List<String> oldUnavailable = previous == null ? List.of() : previous.unavailable();
+        for (String u : next.unavailable()) {
+            if (!oldUnavailable.contains(u)) log.info("ingress route answers 503 on istio gateways: {}", u);
+        }
+        for (String u : oldUnavailable) {
+            if (!next.unavailable().contains(u)) log.info("ingress route no longer answers 503: {}", u);
+        }
+        List<String> oldNotes = previous == null ? List.of() : previous.notes();
+        for (String n : next.notes()) {
+            if (!oldNotes.contains(n)) log.warn("ingress: {}", n);
+        }
+        metrics.routesSkipped.set(next.skipped().size());
+        metrics.routesUnavailable.set(next.unavailable().size());
+        if (previous == null
+                || !previous.tableVersion().equals(next.tableVersion())
+                || previous.resources().size() != next.resources().size()) {
+            log.info(
+                    "ingress routes version={} served to istiod as {} resources ({} hosts skipped, {} destinations"
+                            + " answering 503)",
+                    next.tableVersion(),
+                    next.resources().size(),
+                    next.skipped().size(),
+                    next.unavailable().size());
         }
     }
 
@@ -565,8 +687,14 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             List<ClientView> clients,
             List<ServiceView> skipped,
             List<ServiceView> droppedEndpoints,
+            String routesVersion,
+            List<RouteView> routesSkipped,
+            List<String> routesUnavailable,
             List<ServedView> served,
             boolean servedTruncated) {}
+
+    /** Ingress resources of a host that are not served, and why. */
+    public record RouteView(String host, String name, List<String> reasons) {}
 
     /** The last NACK on a type. */
     public record Nack(String nonce, String version, String message, Instant at) {}
@@ -657,6 +785,18 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             if (!t.served()) skipped.add(new ServiceView(t.host(), t.registry(), t.problems()));
             if (!t.notes().isEmpty()) dropped.add(new ServiceView(t.host(), t.registry(), t.notes()));
         }
+        List<RouteView> routesSkipped = new ArrayList<>();
+        List<String> routesUnavailable = new ArrayList<>();
+        if (routes != null) {
+            for (RouteTranslation.Skipped s : routes.skipped()) {
+                if (hostFilter.isEmpty() || s.host().contains(hostFilter)) {
+                    routesSkipped.add(new RouteView(s.host(), s.name(), s.reasons()));
+                }
+            }
+            for (String u : routes.unavailable()) {
+                if (hostFilter.isEmpty() || u.contains(hostFilter)) routesUnavailable.add(u);
+            }
+        }
         List<ClientView> clients = new ArrayList<>();
         for (McpStream s : streams.values()) clients.add(s.view());
         Server s = server;
@@ -671,6 +811,9 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 clients,
                 skipped,
                 dropped,
+                routes == null ? "" : routes.tableVersion(),
+                routesSkipped,
+                routesUnavailable,
                 served,
                 truncated);
     }
