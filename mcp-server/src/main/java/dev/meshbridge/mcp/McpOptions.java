@@ -21,7 +21,7 @@ import java.util.TreeMap;
  * @param enabled whether the bridge runs the MCP server at all
  * @param bindAddress address to listen on ({@code 0.0.0.0} for every IPv4 interface)
  * @param port port to listen on; 0 picks a free one ({@link McpServer#port()} tells which)
- * @param namespace namespace of every generated resource (metadata name {@code namespace/name})
+ * @param namespace namespace of every ServiceEntry and WorkloadEntry (metadata name {@code namespace/name})
  * @param revision value of the {@code istio.io/rev} label on every resource, empty for none
  * @param exportTo {@code exportTo} of every ServiceEntry; empty exports to all namespaces
  * @param endpointMode inline endpoints, or a workloadSelector plus one WorkloadEntry per instance
