@@ -23,7 +23,7 @@ import java.util.Set;
 public enum McpKind {
     SERVICE_ENTRY("networking.istio.io", "ServiceEntry", ServiceEntry.getDescriptor()),
     WORKLOAD_ENTRY("networking.istio.io", "WorkloadEntry", WorkloadEntry.getDescriptor()),
-    /** Made from the Ingress routes ({@link IngressTranslator}), as are the two kinds below. */
+    /** Made from the Ingress routes ({@link IngressRouteTranslator}), as are the two kinds below. */
     GATEWAY("networking.istio.io", "Gateway", Gateway.getDescriptor()),
     VIRTUAL_SERVICE("networking.istio.io", "VirtualService", VirtualService.getDescriptor()),
     DESTINATION_RULE("networking.istio.io", "DestinationRule", DestinationRule.getDescriptor());

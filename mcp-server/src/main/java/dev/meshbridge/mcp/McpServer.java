@@ -40,6 +40,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -380,10 +381,14 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             MeshService service = snapshot.service(host);
             if (service != null) freed |= applyService(host, service, changed, false);
         }
+        Set<String> examined = new HashSet<>(hosts);
         if (freed && !conflicted.isEmpty()) {
-            for (String host : List.copyOf(conflicted)) applyService(host, snapshot.service(host), changed, true);
+            for (String host : List.copyOf(conflicted)) {
+                applyService(host, snapshot.service(host), changed, true);
+                examined.add(host);
+            }
         }
-        applyRoutes(snapshot, changed);
+        applyRoutes(snapshot, examined, changed);
         applied = snapshot;
         for (McpKind kind : McpKind.values())
             metrics.resources(kind, tables.get(kind).size());
@@ -401,15 +406,20 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
      * when the table changed or a host it names changed what istiod gets for it (present, served, ports); resources
      * with unchanged content keep their version and creation time.
      */
-    private void applyRoutes(MeshSnapshot snapshot, Map<McpKind, Set<String>> changed) {
+    private void applyRoutes(MeshSnapshot snapshot, Set<String> examined, Map<McpKind, Set<String>> changed) {
         if (!options.ingress().enabled()) return;
         IngressRouteTranslator.Catalog catalog = catalogView(snapshot);
         RouteTranslation previous = routes;
         boolean stale = previous == null
                 || !previous.tableVersion().equals(snapshot.routes().version());
         if (!stale) {
-            for (Map.Entry<String, Long> d : previous.dependencies().entrySet()) {
-                if (IngressRouteTranslator.signature(catalog, d.getKey()) != d.getValue()) {
+            // only a host whose service was looked at in this snapshot can have changed for the routes
+            SortedMap<String, Long> deps = previous.dependencies();
+            boolean fewer = examined.size() < deps.size();
+            for (String host : fewer ? examined : deps.keySet()) {
+                Long before = deps.get(host);
+                if (before == null || (!fewer && !examined.contains(host))) continue;
+                if (IngressRouteTranslator.signature(catalog, host) != before) {
                     stale = true;
                     break;
                 }
