@@ -437,23 +437,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     e);
             return;
         }
-        Map<McpKind, Set<String>> keep = new EnumMap<>(McpKind.class);
-        Timestamp now = null;
-        for (McpResource r : next.resources()) {
-            keep.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
-            ResourceTable table = tables.get(r.kind());
-            Served existing = table.get(r.fullName());
-            if (existing != null && existing.version().equals(r.version())) continue;
-            Timestamp created;
-            if (existing != null) {
-                created = existing.createTime();
-            } else {
-                if (now == null) now = timestamp(clock.instant());
-                created = now;
-            }
-            table.put(new Served(r.fullName(), r.version(), r.host(), created, r.toAny(created)));
-            changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
-        }
+        Map<McpKind, Set<String>> keep = serve(next.resources(), changed);
         if (previous != null) {
             for (McpResource r : previous.resources()) {
                 if (keep.getOrDefault(r.kind(), Set.of()).contains(r.fullName())) continue;
@@ -578,25 +562,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     }
 
     private boolean replace(Applied old, ServiceTranslation next, Map<McpKind, Set<String>> changed) {
-        Map<McpKind, Set<String>> keep = new EnumMap<>(McpKind.class);
-        if (next != null) {
-            Timestamp now = null;
-            for (McpResource r : next.resources()) {
-                keep.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
-                ResourceTable table = tables.get(r.kind());
-                Served previous = table.get(r.fullName());
-                if (previous != null && previous.version().equals(r.version())) continue;
-                Timestamp created;
-                if (previous != null) {
-                    created = previous.createTime();
-                } else {
-                    if (now == null) now = timestamp(clock.instant());
-                    created = now;
-                }
-                table.put(new Served(r.fullName(), r.version(), r.host(), created, r.toAny(created)));
-                changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
-            }
-        }
+        Map<McpKind, Set<String>> keep = next == null ? new EnumMap<>(McpKind.class) : serve(next.resources(), changed);
         boolean freed = false;
         if (old != null) {
             for (Applied.Ref r : old.resources()) {
@@ -609,6 +575,33 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             }
         }
         return freed;
+    }
+
+    /**
+     * Puts resources into their tables: a resource whose version is served already is left alone, a changed one keeps
+     * its creation time, a new one gets the current time.
+     *
+     * @return the names of the given resources by kind
+     */
+    private Map<McpKind, Set<String>> serve(List<McpResource> resources, Map<McpKind, Set<String>> changed) {
+        Map<McpKind, Set<String>> names = new EnumMap<>(McpKind.class);
+        Timestamp now = null;
+        for (McpResource r : resources) {
+            names.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+            ResourceTable table = tables.get(r.kind());
+            Served existing = table.get(r.fullName());
+            if (existing != null && existing.version().equals(r.version())) continue;
+            Timestamp created;
+            if (existing != null) {
+                created = existing.createTime();
+            } else {
+                if (now == null) now = timestamp(clock.instant());
+                created = now;
+            }
+            table.put(new Served(r.fullName(), r.version(), r.host(), created, r.toAny(created)));
+            changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+        }
+        return names;
     }
 
     private void account(Applied t, int sign) {

@@ -14,8 +14,6 @@ import dev.meshbridge.mcp.api.mcp.v1alpha1.Resource;
 import dev.meshbridge.mcp.api.networking.v1alpha3.DestinationRule;
 import dev.meshbridge.mcp.api.networking.v1alpha3.Gateway;
 import dev.meshbridge.mcp.api.networking.v1alpha3.VirtualService;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -94,14 +92,7 @@ class IngressGoldenFilesTest {
             actual = json.append("\n]\n").toString();
             assertThat(istiod.decodeErrors()).isZero();
         }
-
-        Path file = Path.of("src/test/resources/golden", name + ".json");
-        if (Boolean.getBoolean("golden.update")) {
-            Files.createDirectories(file.getParent());
-            Files.writeString(file, actual, StandardCharsets.UTF_8);
-        }
-        assertThat(file).exists();
-        assertThat(actual).isEqualTo(Files.readString(file, StandardCharsets.UTF_8));
+        GoldenFilesTest.assertGolden(name, actual);
     }
 
     private static Map<String, String> versions(Map<String, Config> configs) {

@@ -195,15 +195,11 @@ class IngressRouteBenchmark {
     }
 
     private static String cost(long[] from, long[] to) {
-        return String.format(
-                "server thread CPU %.2f ms, allocated %.1f MB", (to[0] - from[0]) / 1e6, (to[1] - from[1]) / 1e6);
+        return McpPushBenchmark.cost(from, to, -1);
     }
 
     private static long changed(Map<String, String> before, Map<String, String> after) {
-        long n = after.entrySet().stream()
-                .filter(e -> !e.getValue().equals(before.get(e.getKey())))
-                .count();
-        return n + before.keySet().stream().filter(k -> !after.containsKey(k)).count();
+        return McpPushBenchmark.changedVersions(before, after);
     }
 
     private static Map<String, String> versions(McpServer server) {

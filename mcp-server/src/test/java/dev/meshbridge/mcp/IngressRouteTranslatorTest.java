@@ -80,6 +80,11 @@ class IngressRouteTranslatorTest {
         return new RegistryDestination(host, 0, name, new TreeMap<>(Map.of(key, value)));
     }
 
+    /** A table with one Prefix route of the Ingress shop/orders on shop.example.com. */
+    static RouteTable shopPrefix(String path, WeightedDestination... ds) {
+        return table(routes(ORDERS, route(ORDERS, SHOP, PathType.PREFIX, path, ds)));
+    }
+
     static RouteTable table(IngressRoutes... contributions) {
         return RouteTable.merge(List.of(contributions));
     }
@@ -215,14 +220,8 @@ class IngressRouteTranslatorTest {
 
     @Test
     void translate_subsetByNameOnly_refersToTheUsersDestinationRule() throws Exception {
-        RouteTable table = table(routes(
-                ORDERS,
-                route(
-                        ORDERS,
-                        SHOP,
-                        PathType.PREFIX,
-                        "/",
-                        to(new RegistryDestination("orders.springcloud", 0, "gold", new TreeMap<>())))));
+        RouteTable table =
+                shopPrefix("/", to(new RegistryDestination("orders.springcloud", 0, "gold", new TreeMap<>())));
 
         RouteTranslation t = translate(table);
 
@@ -260,9 +259,7 @@ class IngressRouteTranslatorTest {
 
     @Test
     void translate_unknownDestination_directResponse503NamingIt() throws Exception {
-        RouteTable table = table(routes(
-                ORDERS,
-                route(ORDERS, SHOP, PathType.PREFIX, "/legacy", to(RegistryDestination.of("legacy.springcloud")))));
+        RouteTable table = shopPrefix("/legacy", to(RegistryDestination.of("legacy.springcloud")));
 
         RouteTranslation t = translate(table);
 
@@ -445,14 +442,7 @@ class IngressRouteTranslatorTest {
 
     @Test
     void translate_sameTable_sameBytesAndVersions_revisionLabelWhenConfigured() {
-        RouteTable table = table(routes(
-                ORDERS,
-                route(
-                        ORDERS,
-                        SHOP,
-                        PathType.PREFIX,
-                        "/",
-                        to(subset("orders.springcloud", "version-v1", "version", "v1")))));
+        RouteTable table = shopPrefix("/", to(subset("orders.springcloud", "version-v1", "version", "v1")));
 
         RouteTranslation a = translate(table);
         RouteTranslation b = translate(table);
@@ -474,8 +464,7 @@ class IngressRouteTranslatorTest {
 
     @Test
     void translate_disabledOrEmpty_nothing() {
-        RouteTable table = table(routes(
-                ORDERS, route(ORDERS, SHOP, PathType.PREFIX, "/", to(RegistryDestination.of("orders.springcloud")))));
+        RouteTable table = shopPrefix("/", to(RegistryDestination.of("orders.springcloud")));
         McpOptions off = McpOptions.builder()
                 .ingress(new McpOptions.Ingress(
                         false, "istio-system", Map.of("istio", "ingressgateway"), CredentialForm.KUBERNETES_GATEWAY))
