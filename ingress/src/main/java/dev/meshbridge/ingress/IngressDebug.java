@@ -124,6 +124,7 @@ final class IngressDebug implements DebugSource {
             ds.add(d);
         }
         m.put("destinations", ds);
+        r.rewrite().ifPresent(w -> m.put("rewrite", w.toString()));
         return m;
     }
 }

@@ -45,6 +45,7 @@ import java.util.Optional;
  *   <li>paths: {@code Exact} and {@code Prefix} as such, {@code ImplementationSpecific} (or none) as a prefix; a
  *       missing path is {@code /}; a trailing slash of a prefix is dropped ({@code /api/} is {@code /api});
  *   <li>hosts are lower-cased; a wildcard host {@code *.example.com} is kept;
+ *   <li>a rewrite annotation ({@link RewriteAnnotation}) gives every path of the rules a path rewrite;
  *   <li>TLS sections keep their Secret reference; the certificate is resolved by the source;
  *   <li>any problem refuses the whole Ingress: the caller keeps serving its last valid version.
  * </ol>
@@ -141,6 +142,10 @@ final class IngressTranslator {
             else annotationBroken = true;
         }
 
+        RewriteAnnotation.Result rewrite = RewriteAnnotation.parse(annotations);
+        problems.addAll(rewrite.problems());
+        warnings.addAll(rewrite.warnings());
+
         IngressSpec spec = ingress.getSpec();
         List<HttpRoute> routes = new ArrayList<>();
         Optional<HttpRoute> defaultBackend = Optional.empty();
@@ -157,7 +162,14 @@ final class IngressTranslator {
             List<IngressRule> rules = spec.getRules() == null ? List.of() : spec.getRules();
             for (int i = 0; i < rules.size(); i++) {
                 translateRule(
-                        rules.get(i), "spec.rules[" + i + "]", annotated, annotationBroken, ref, routes, problems);
+                        rules.get(i),
+                        "spec.rules[" + i + "]",
+                        annotated,
+                        annotationBroken,
+                        rewrite,
+                        ref,
+                        routes,
+                        problems);
             }
             List<IngressTLS> tlsList = spec.getTls() == null ? List.of() : spec.getTls();
             for (int i = 0; i < tlsList.size(); i++) {
@@ -196,6 +208,7 @@ final class IngressTranslator {
             String field,
             List<WeightedDestination> annotated,
             boolean annotationBroken,
+            RewriteAnnotation.Result rewrite,
             IngressRef ref,
             List<HttpRoute> routes,
             List<Problem> problems) {
@@ -211,6 +224,11 @@ final class IngressTranslator {
                 problems.add(new Problem(pf + ".path", "'" + path + "' must start with /"));
                 continue;
             }
+            String rewriteProblem = rewrite.pathProblem(path);
+            if (rewriteProblem != null) {
+                problems.add(new Problem(pf + ".path", rewriteProblem));
+                continue;
+            }
             if (type == PathType.PREFIX && path.length() > 1 && path.endsWith("/"))
                 path = path.substring(0, path.length() - 1);
             if (p.getBackend() == null) {
@@ -220,7 +238,7 @@ final class IngressTranslator {
             if (annotationBroken) continue; // its problems are reported; the backends are placeholders
             List<WeightedDestination> d = destinations(p.getBackend(), annotated, ref, pf + ".backend", problems);
             if (type == null || d == null) continue;
-            routes.add(new HttpRoute(ref, new RouteMatch(host, type, path), d));
+            routes.add(new HttpRoute(ref, new RouteMatch(host, type, path), d, rewrite.forPath(path)));
         }
     }
 

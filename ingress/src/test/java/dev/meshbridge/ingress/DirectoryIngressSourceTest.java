@@ -355,4 +355,67 @@ class DirectoryIngressSourceTest {
         start();
         awaitRoutes("* Exact /one -> 100 svc:one.shop.svc.cluster.local:80 [shop/one]");
     }
+
+    @Test
+    void rewriteAnnotations_giveEveryPathOfTheRulesItsRewrite_notTheDefaultBackend() throws IOException {
+        write("rewrite.yaml", """
+                apiVersion: networking.k8s.io/v1
+                kind: Ingress
+                metadata:
+                  name: dubbo
+                  namespace: shop
+                  annotations: {meshbridge.dev/rewrite-target: /api}
+                spec:
+                  defaultBackend: {service: {name: web, port: {number: 80}}}
+                  rules:
+                  - host: shop.example.com
+                    http:
+                      paths:
+                      - {path: /dubbo, pathType: Prefix, backend: {resource: {apiGroup: meshbridge.dev, kind: RegistryService, name: orders.dubbo}}}
+                ---
+                apiVersion: networking.k8s.io/v1
+                kind: Ingress
+                metadata:
+                  name: nginx-style
+                  namespace: shop
+                  annotations: {nginx.ingress.kubernetes.io/rewrite-target: /}
+                spec:
+                  rules:
+                  - host: legacy.example.com
+                    http:
+                      paths:
+                      - {path: /app, pathType: ImplementationSpecific, backend: {service: {name: app, port: {number: 8080}}}}
+                      - {path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 8080}}}}
+                """);
+        start();
+        awaitRoutes(
+                "legacy.example.com Prefix / -> 100 svc:app.shop.svc.cluster.local:8080 [shop/nginx-style]",
+                "legacy.example.com Prefix /app -> 100 svc:app.shop.svc.cluster.local:8080 rewrite path / [shop/nginx-style]",
+                "shop.example.com Prefix /dubbo -> 100 orders.dubbo rewrite prefix /api [shop/dubbo]",
+                "default -> 100 svc:web.shop.svc.cluster.local:80 [shop/dubbo]");
+
+        write("rewrite.yaml", """
+                apiVersion: networking.k8s.io/v1
+                kind: Ingress
+                metadata:
+                  name: dubbo
+                  namespace: shop
+                  annotations: {nginx.ingress.kubernetes.io/rewrite-target: /$1}
+                spec:
+                  rules:
+                  - host: shop.example.com
+                    http:
+                      paths:
+                      - {path: /dubbo/(.*), pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}
+                """);
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(controller.refusedFiles().values())
+                        .singleElement()
+                        .asString()
+                        .contains("rewrite-target]: uses capture groups or variables ('/$1')")
+                        .contains("spec.rules[0].http.paths[0].path: '/dubbo/(.*)' is a regular expression"));
+        // the file's last valid version stays in effect
+        assertThat(RouteTables.routes(controller.routes().current()))
+                .contains("shop.example.com Prefix /dubbo -> 100 orders.dubbo rewrite prefix /api [shop/dubbo]");
+    }
 }

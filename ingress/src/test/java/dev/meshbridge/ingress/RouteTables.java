@@ -22,8 +22,8 @@ final class RouteTables {
 
     /**
      * One line per served route: {@code <match> -> <weight> <destination>, ... [<ns>/<name>]}; a registry destination
-     * reads {@code host[:port][ subset]}, a Kubernetes Service {@code svc:host:port}; the default backend's match is
-     * {@code default}.
+     * reads {@code host[:port][ subset]}, a Kubernetes Service {@code svc:host:port}; a rewrite reads {@code rewrite
+     * prefix /api} or {@code rewrite path /api}; the default backend's match is {@code default}.
      */
     static List<String> routes(RouteTable table) {
         List<String> out = new ArrayList<>();
@@ -35,6 +35,7 @@ final class RouteTables {
                 WeightedDestination wd = r.destinations().get(i);
                 sb.append(i == 0 ? " " : ", ").append(wd.weight()).append(' ').append(destination(wd));
             }
+            r.rewrite().ifPresent(w -> sb.append(" rewrite ").append(w));
             out.add(sb.append(" [").append(r.owner().key()).append(']').toString());
         }
         return out;

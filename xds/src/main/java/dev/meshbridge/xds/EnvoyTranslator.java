@@ -84,7 +84,7 @@ public final class EnvoyTranslator {
     static final String ROUTER_FILTER = "envoy.filters.http.router";
     static final String HTTP_PROTOCOL_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
 
-    private static final ConfigSource ADS = ConfigSource.newBuilder()
+    static final ConfigSource ADS = ConfigSource.newBuilder()
             .setAds(AggregatedConfigSource.getDefaultInstance())
             .setResourceApiVersion(ApiVersion.V3)
             .build();
@@ -136,6 +136,20 @@ public final class EnvoyTranslator {
 
     public Options options() {
         return options;
+    }
+
+    com.google.protobuf.Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /** The router filter's config, packed once. */
+    Any routerFilter() {
+        return routerFilter;
+    }
+
+    /** Explicit HTTP/2 upstream options, packed once. */
+    Any http2Options() {
+        return http2Options;
     }
 
     /** Translates one service; never throws for any valid {@link MeshService}. */
@@ -193,7 +207,8 @@ public final class EnvoyTranslator {
         return new ServiceResources(host, service.version(), service.ports(), out, skipped);
     }
 
-    private static List<ServicePort> servedPorts(ServiceResources r) {
+    /** The ports of a translated service that got a cluster (a port can be left out, see the class comment). */
+    static List<ServicePort> servedPorts(ServiceResources r) {
         List<ServicePort> served = new ArrayList<>();
         for (ServicePort p : r.ports()) {
             if (r.find(XdsType.CLUSTER, XdsNames.cluster(r.host(), p.number())) != null) served.add(p);
@@ -225,7 +240,7 @@ public final class EnvoyTranslator {
         return b.build();
     }
 
-    private static boolean http2(Protocol p) {
+    static boolean http2(Protocol p) {
         return p == Protocol.GRPC || p == Protocol.TRIPLE || p == Protocol.HTTP2;
     }
 
@@ -308,7 +323,7 @@ public final class EnvoyTranslator {
         return s == null ? null : s.build();
     }
 
-    private static Value string(String s) {
+    static Value string(String s) {
         return Value.newBuilder().setStringValue(s).build();
     }
 
@@ -377,7 +392,7 @@ public final class EnvoyTranslator {
 
     // ------------------------------------------------------------------ serialization and versions
 
-    private static XdsResource resource(XdsType type, String name, Message message, boolean wildcard) {
+    static XdsResource resource(XdsType type, String name, Message message, boolean wildcard) {
         Any any = pack(message, type.typeUrl());
         long version = version(type, name, any);
         return new XdsResource(

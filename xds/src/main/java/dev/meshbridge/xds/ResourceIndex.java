@@ -5,9 +5,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every resource the server currently serves, by type and by the service that produced it. Applying one service's
- * new resources touches only that service's entries and reports each resource whose version changed. Owned by the
- * server's thread.
+ * Every resource the server currently serves, by type and by what produced it (a service, or the Ingress routes).
+ * Applying one service's new resources touches only that service's entries and reports each resource whose version
+ * changed. Owned by the server's thread.
  */
 final class ResourceIndex {
 
@@ -19,6 +19,8 @@ final class ResourceIndex {
 
     private final TypeIndex[] types = new TypeIndex[XdsType.all().length];
     private final Map<String, ServiceResources> byHost = new HashMap<>();
+    private IngressResources ingress =
+            IngressResources.empty(dev.meshbridge.core.route.RouteTable.empty().version());
 
     ResourceIndex() {
         for (XdsType t : XdsType.all()) types[t.ordinal()] = new TypeIndex(t);
@@ -45,8 +47,27 @@ final class ResourceIndex {
      */
     void apply(String host, ServiceResources next, ChangeSink sink) {
         ServiceResources old = next == null ? byHost.remove(host) : byHost.put(host, next);
-        List<XdsResource> before = old == null ? List.of() : old.resources();
-        List<XdsResource> after = next == null ? List.of() : next.resources();
+        diff(old == null ? List.of() : old.resources(), next == null ? List.of() : next.resources(), sink);
+    }
+
+    /** What the Ingress routes give: served next to the services' resources, under names no service makes. */
+    IngressResources ingress() {
+        return ingress;
+    }
+
+    /** Replaces the resources of the Ingress routes. */
+    void applyIngress(IngressResources next, ChangeSink sink) {
+        IngressResources old = ingress;
+        ingress = next;
+        diff(old.resources(), next.resources(), sink);
+    }
+
+    /**
+     * Applies the change from {@code before} to {@code after} (both sorted by type, then name). A resource is removed
+     * only while the indexed one is the same (same version): a name the Ingress routes gave up to a service (a
+     * Kubernetes Service host that is also in the catalog) is not taken from the service.
+     */
+    private void diff(List<XdsResource> before, List<XdsResource> after, ChangeSink sink) {
         int i = 0;
         int j = 0;
         // both lists are sorted by type, then name
@@ -57,8 +78,10 @@ final class ResourceIndex {
             if (c < 0) {
                 TypeIndex t = type(b.type());
                 int id = t.find(b.name());
-                long oldVersion = t.remove(id);
-                if (oldVersion != TypeIndex.ABSENT) sink.changed(t, id, oldVersion, b.wildcard());
+                if (t.version(id) == b.versionHash()) {
+                    long oldVersion = t.remove(id);
+                    sink.changed(t, id, oldVersion, b.wildcard());
+                }
                 i++;
             } else {
                 TypeIndex t = type(a.type());

@@ -6,6 +6,7 @@ import dev.meshbridge.core.model.MeshSnapshot;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.route.RouteTable;
 import dev.meshbridge.core.util.Hash64;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
@@ -42,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *       still re-translates only services whose version differs;
  *   <li>each resource whose version changed is marked pending on the streams subscribed to it, with the version that
  *       stream was last sent;
- *   <li>pending streams are flushed, type by type (CDS, EDS, LDS, RDS): SotW sends the changed EDS and RDS resources,
+ *   <li>pending streams are flushed, type by type (CDS, EDS, LDS, RDS, SDS): SotW sends the changed EDS, RDS and SDS resources,
  *       or every subscribed LDS and CDS resource; Delta sends the changed resources and the names of removed ones;
  *   <li>a stream whose transport is not ready keeps its pending changes, coalesced, until it is.
  * </ol>
@@ -53,6 +54,8 @@ final class XdsCore {
     private static final int MAX_WARNED = 10_000;
 
     private final EnvoyTranslator translator;
+    private final EnvoyIngressTranslator ingressTranslator;
+    private final ProtoRules protoRules = new ProtoRules(ENVOY_ANY_TYPES);
     private final XdsMetrics metrics;
     private final Clock clock;
     private final ResourceIndex index = new ResourceIndex();
@@ -64,12 +67,41 @@ final class XdsCore {
     private final Executor executor;
     private boolean flushScheduled;
     private long lastSequence = -1;
+    /** The last translation of the Ingress routes, served or refused: what decides whether to translate again. */
+    private IngressResources lastIngressTranslation =
+            IngressResources.empty(RouteTable.empty().version());
+
     private MeshSnapshot snapshot = MeshSnapshot.empty();
     private int skippedNow;
     private final int[] changes = new int[XdsType.all().length];
 
+    /** The types the resources the bridge makes pack into {@code Any} fields, for {@link ProtoRules}. */
+    static final List<com.google.protobuf.Message> ENVOY_ANY_TYPES = List.of(
+            io.envoyproxy.envoy.config.cluster.v3.Cluster.getDefaultInstance(),
+            io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.getDefaultInstance(),
+            io.envoyproxy.envoy.config.listener.v3.Listener.getDefaultInstance(),
+            io.envoyproxy.envoy.config.route.v3.RouteConfiguration.getDefaultInstance(),
+            io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.getDefaultInstance(),
+            io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                    .getDefaultInstance(),
+            io.envoyproxy.envoy.extensions.filters.http.router.v3.Router.getDefaultInstance(),
+            io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector.getDefaultInstance(),
+            io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext.getDefaultInstance(),
+            io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.getDefaultInstance());
+
     XdsCore(EnvoyTranslator translator, XdsMetrics metrics, Clock clock, Executor executor) {
+        this(translator, new EnvoyIngressTranslator(translator, XdsOptions.Ingress.DEFAULTS), metrics, clock, executor);
+    }
+
+    /** @param ingressTranslator null serves no resources for the Ingress routes */
+    XdsCore(
+            EnvoyTranslator translator,
+            EnvoyIngressTranslator ingressTranslator,
+            XdsMetrics metrics,
+            Clock clock,
+            Executor executor) {
         this.translator = translator;
+        this.ingressTranslator = ingressTranslator;
         this.metrics = metrics;
         this.clock = clock;
         this.executor = executor;
@@ -145,21 +177,24 @@ final class XdsCore {
                     next.serviceCount(),
                     translated);
         }
+        if (ingressTranslator != null) applyIngress(next, incremental);
         lastSequence = next.sequence();
         snapshot = next;
         long nanos = System.nanoTime() - start;
         metrics.applied(index, skippedNow, nanos);
-        if (changes[0] + changes[1] + changes[2] + changes[3] > 0) {
+        if (Arrays.stream(changes).sum() > 0) {
             log.info(
-                    "xds push sequence={} services changed={} removed={} resources changed cds={} eds={} lds={} rds={}"
-                            + " streams={} in {} us",
+                    "xds push sequence={} services changed={} removed={} routes changed={} resources changed cds={}"
+                            + " eds={} lds={} rds={} sds={} streams={} in {} us",
                     next.sequence(),
                     next.changed().size(),
                     next.removed().size(),
-                    changes[0],
-                    changes[1],
-                    changes[2],
-                    changes[3],
+                    next.routesChanged(),
+                    changes[XdsType.CLUSTER.ordinal()],
+                    changes[XdsType.ENDPOINT.ordinal()],
+                    changes[XdsType.LISTENER.ordinal()],
+                    changes[XdsType.ROUTE.ordinal()],
+                    changes[XdsType.SECRET.ordinal()],
                     dirty.size() - dirtyBefore,
                     nanos / 1000);
         }
@@ -169,15 +204,15 @@ final class XdsCore {
     private void updateService(String host, ServiceResources next) {
         ServiceResources old = index.service(host);
         index.apply(host, next, changeSink);
-        int before = old == null ? 0 : old.skipped().size();
-        int after = next == null ? 0 : next.skipped().size();
-        skippedNow += after - before;
-        if (next == null || next.skipped().isEmpty()) return;
+        trackSkipped(host, old == null ? List.of() : old.skipped(), next == null ? List.of() : next.skipped());
+    }
+
+    private void trackSkipped(String host, List<ServiceResources.Skipped> old, List<ServiceResources.Skipped> next) {
+        skippedNow += next.size() - old.size();
+        if (next.isEmpty()) return;
         Set<String> known = new HashSet<>();
-        if (old != null) {
-            for (ServiceResources.Skipped s : old.skipped()) known.add(s.item() + '\n' + s.reason());
-        }
-        for (ServiceResources.Skipped s : next.skipped()) {
+        for (ServiceResources.Skipped s : old) known.add(s.item() + '\n' + s.reason());
+        for (ServiceResources.Skipped s : next) {
             if (known.contains(s.item() + '\n' + s.reason())) continue;
             metrics.skipped(s.reason());
             String key = host + '\n' + s.item() + '\n' + s.reason();
@@ -185,6 +220,75 @@ final class XdsCore {
                 log.warn("xds left out host={} item={} reason={}: {}", host, s.item(), s.reason(), s.detail());
             }
         }
+    }
+
+    // ------------------------------------------------------------------ Ingress routes
+
+    /**
+     * Translates the snapshot's Ingress routes again when they changed, or when a host they name appeared, went, or
+     * changed its served ports; an endpoint change costs nothing here. A translation Envoy would refuse is not
+     * served: the last good one stays, and the problem is reported.
+     */
+    private void applyIngress(MeshSnapshot next, boolean incremental) {
+        IngressResources current = index.ingress();
+        IngressResources last = lastIngressTranslation;
+        RouteTable table = next.routes();
+        boolean redo = next.routesChanged() || !table.version().equals(last.routesVersion());
+        if (!redo && !last.dependencies().isEmpty()) {
+            redo = incremental
+                    ? dependencyChanged(next.changed(), last) || dependencyChanged(next.removed(), last)
+                    : dependencyChanged(last.dependencies().keySet(), last);
+        }
+        if (!redo) return;
+        IngressResources translated = ingressTranslator.translate(table, this::servedPorts);
+        lastIngressTranslation = translated;
+        metrics.ingressTranslated(translated.unavailable().size());
+        List<String> problems = new ArrayList<>();
+        for (XdsResource r : translated.resources()) {
+            // a resource with the version already served was checked when it was first made
+            TypeIndex served = index.type(r.type());
+            int id = served.find(r.name());
+            if (id >= 0 && served.version(id) == r.versionHash()) continue;
+            for (String p : protoRules.check(r.any())) problems.add(r.type().shortName() + " " + r.name() + ": " + p);
+        }
+        if (!problems.isEmpty()) {
+            // never sent: Envoy would NACK it; what was served stays
+            metrics.skipped("invalid-resource");
+            log.error(
+                    "xds Ingress routes version={} not served, Envoy would refuse them; the last good ones stay: {}",
+                    table.version(),
+                    problems);
+            return;
+        }
+        index.applyIngress(translated, changeSink);
+        trackSkipped(EnvoyIngressTranslator.OWNER, current.skipped(), translated.skipped());
+        Set<String> before = new HashSet<>(current.unavailable());
+        for (String u : translated.unavailable()) {
+            if (!before.contains(u)) log.info("xds Ingress route answers 503: {}", u);
+        }
+        log.info(
+                "xds Ingress routes version={} translated: resources={} hosts depended on={} answering 503={}",
+                table.version(),
+                translated.resources().size(),
+                translated.dependencies().size(),
+                translated.unavailable().size());
+    }
+
+    private boolean dependencyChanged(Set<String> hosts, IngressResources current) {
+        Map<String, Long> deps = current.dependencies();
+        Set<String> smaller = hosts.size() <= deps.size() ? hosts : deps.keySet();
+        for (String h : smaller) {
+            Long was = deps.get(h);
+            if (was != null && hosts.contains(h) && was != EnvoyIngressTranslator.signature(servedPorts(h)))
+                return true;
+        }
+        return false;
+    }
+
+    /** The ports of a catalog host that have a cluster, or null when the host is not served. */
+    private List<ServicePort> servedPorts(String host) {
+        ServiceResources r = index.service(host);
+        return r == null ? null : EnvoyTranslator.servedPorts(r);
     }
 
     private void changed(TypeIndex type, int id, long oldVersion, boolean wildcard) {
@@ -625,11 +729,21 @@ final class XdsCore {
         }
         List<ServiceResources.Skipped> skipped = new ArrayList<>();
         for (ServiceResources r : new TreeMap<>(index.services()).values()) skipped.addAll(r.skipped());
+        IngressResources ingress = index.ingress();
+        skipped.addAll(ingress.skipped());
+        List<String> ingressResources = new ArrayList<>();
+        for (XdsResource r : ingress.resources()) ingressResources.add(r.type().shortName() + " " + r.name());
         return new XdsDebugView(
                 new XdsDebugView.Catalog(
                         snapshot.sequence(), snapshot.version(), snapshot.serviceCount(), snapshot.endpointCount()),
                 counts,
                 clients,
-                skipped);
+                skipped,
+                new XdsDebugView.Ingress(
+                        ingressTranslator != null,
+                        snapshot.routes().version(),
+                        ingress.routesVersion(),
+                        ingressResources,
+                        ingress.unavailable()));
     }
 }

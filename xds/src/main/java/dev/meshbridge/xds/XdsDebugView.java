@@ -11,12 +11,34 @@ import java.util.Map;
  * @param resources resources served, per type
  * @param clients connected streams
  * @param skipped endpoints and resources currently left out, with the reason
+ * @param ingress what the Ingress routes give Envoy
  */
 public record XdsDebugView(
-        Catalog catalog, Map<String, Integer> resources, List<Client> clients, List<ServiceResources.Skipped> skipped) {
+        Catalog catalog,
+        Map<String, Integer> resources,
+        List<Client> clients,
+        List<ServiceResources.Skipped> skipped,
+        Ingress ingress) {
 
     /** The snapshot being served. */
     public record Catalog(long sequence, String version, int services, long endpoints) {}
+
+    /**
+     * The resources made for the Ingress routes.
+     *
+     * @param enabled whether {@code xds.ingress.enabled} is on
+     * @param routesVersion the version of the snapshot's route table
+     * @param servedVersion the version of the route table the served resources come from (differs when a table was
+     *     not served because Envoy would refuse it; see the log)
+     * @param resources type and name of each resource
+     * @param unavailable destinations answering 503 and why
+     */
+    public record Ingress(
+            boolean enabled,
+            String routesVersion,
+            String servedVersion,
+            List<String> resources,
+            List<String> unavailable) {}
 
     /**
      * One connected stream.

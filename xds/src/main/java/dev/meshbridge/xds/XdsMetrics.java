@@ -21,7 +21,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code meshbridge.xds.resources} (gauge; tag {@code type}): resources served;
  *   <li>{@code meshbridge.xds.skipped} (counter; tag {@code reason}): endpoints or resources left out because Envoy
  *       would refuse them; {@code meshbridge.xds.skipped.current} (gauge): how many are left out now;
- *   <li>{@code meshbridge.xds.snapshot.apply} (timer): translating and indexing one catalog snapshot.
+ *   <li>{@code meshbridge.xds.snapshot.apply} (timer): translating and indexing one catalog snapshot;
+ *   <li>{@code meshbridge.xds.ingress.translations} (counter): translations of the Ingress routes (each route table
+ *       change, or a change of the ports of a service they name); {@code meshbridge.xds.ingress.unavailable} (gauge):
+ *       destinations of served routes that answer 503 now.
  * </ul>
  */
 final class XdsMetrics {
@@ -36,6 +39,8 @@ final class XdsMetrics {
     private final AtomicInteger skippedNow = new AtomicInteger();
     private final Map<String, Counter> skipped = new ConcurrentHashMap<>();
     private final Timer apply;
+    private final Counter ingressTranslations;
+    private final AtomicInteger ingressUnavailable = new AtomicInteger();
 
     XdsMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -80,6 +85,17 @@ final class XdsMetrics {
         apply = Timer.builder("meshbridge.xds.snapshot.apply")
                 .description("translating and indexing one catalog snapshot")
                 .register(registry);
+        ingressTranslations = Counter.builder("meshbridge.xds.ingress.translations")
+                .description("translations of the Ingress routes into Envoy resources")
+                .register(registry);
+        Gauge.builder("meshbridge.xds.ingress.unavailable", ingressUnavailable, AtomicInteger::get)
+                .description("destinations of served Ingress routes that answer 503")
+                .register(registry);
+    }
+
+    void ingressTranslated(int unavailable) {
+        ingressTranslations.increment();
+        ingressUnavailable.set(unavailable);
     }
 
     void pushed(XdsType type, XdsStream.Mode mode, int size) {

@@ -11,8 +11,19 @@ package dev.meshbridge.xds;
  *   <li>RouteConfiguration: {@code <host>}, one per service, with one virtual host per port.
  * </ul>
  *
- * <p>Host names are DNS-1123 and never contain {@code :} or {@code |}, so the names of different services never
- * collide.
+ * <p>For the Ingress routes:
+ *
+ * <ul>
+ *   <li>Listener: {@code <bind address>_<port>}, e.g. {@code 0.0.0.0_8080} (Istio's gateway listener names);
+ *   <li>RouteConfiguration: {@code meshbridge_ingress}, shared by the HTTP and HTTPS listeners;
+ *   <li>Cluster: a registry service's own cluster; {@code outbound|<port>|<subset>|<host>} for a label subset of it;
+ *       {@code outbound|<port>||<name>.<namespace>.svc.<domain>} for a Kubernetes Service; {@code
+ *       meshbridge_unavailable} (no endpoint) for the share of a weighted route whose destination is missing;
+ *   <li>Secret: {@code kubernetes://<namespace>/<name>}, the TLS Secret an Ingress names.
+ * </ul>
+ *
+ * <p>Host names are DNS-1123 and never contain {@code :}, {@code |} or {@code _}, so the names of different services
+ * never collide with each other or with the Ingress names.
  */
 public final class XdsNames {
 
@@ -37,6 +48,24 @@ public final class XdsNames {
 
     public static String route(String host) {
         return host;
+    }
+
+    /** The Ingress routes' RouteConfiguration. */
+    public static final String INGRESS_ROUTE = "meshbridge_ingress";
+
+    /** A cluster without endpoints: the share of a weighted Ingress route whose destination is missing. */
+    public static final String UNAVAILABLE_CLUSTER = "meshbridge_unavailable";
+
+    public static String subsetCluster(String host, int port, String subset) {
+        return "outbound|" + port + "|" + subset + "|" + host;
+    }
+
+    public static String ingressListener(String bindAddress, int port) {
+        return bindAddress + "_" + port;
+    }
+
+    public static String secret(String namespace, String name) {
+        return "kubernetes://" + namespace + "/" + name;
     }
 
     /** The name of a virtual host in a service's route configuration. */

@@ -19,6 +19,7 @@ import java.util.Set;
  * @param keepaliveTime how often the server pings an idle client connection to find dead peers (0 turns it off)
  * @param maxConnectionAge after this long a client connection is asked to reconnect, which spreads clients over
  *     replicas (0 never)
+ * @param ingress the listeners Envoy gets for the Ingress routes
  */
 public record XdsOptions(
         String bindAddress,
@@ -27,7 +28,8 @@ public record XdsOptions(
         boolean grpcListeners,
         Set<String> lbMetadataLabels,
         Duration keepaliveTime,
-        Duration maxConnectionAge) {
+        Duration maxConnectionAge,
+        Ingress ingress) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -38,13 +40,52 @@ public record XdsOptions(
             true,
             null,
             Duration.ofSeconds(30),
-            Duration.ZERO);
+            Duration.ZERO,
+            Ingress.DEFAULTS);
+
+    /**
+     * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
+     *
+     * @param enabled serve listeners, routes, clusters and secrets for the Ingress routes (when there are any)
+     * @param bindAddress the address the listeners bind in Envoy
+     * @param httpPort the HTTP listener's port; 0: no HTTP listener
+     * @param httpsPort the HTTPS listener's port, served when an Ingress TLS section has a certificate; 0: no HTTPS
+     *     listener, and no certificate or key leaves the bridge
+     */
+    public record Ingress(boolean enabled, String bindAddress, int httpPort, int httpsPort) {
+
+        public static final Ingress DEFAULTS = new Ingress(true, DEFAULT_BIND_ADDRESS, 8080, 8443);
+
+        public Ingress {
+            Objects.requireNonNull(bindAddress, "bindAddress");
+            if (!InetLiterals.isIpLiteral(bindAddress))
+                throw new IllegalArgumentException("ingress bindAddress '" + bindAddress + "' is not an IP address");
+            if (httpPort < 0 || httpPort > 65535 || httpsPort < 0 || httpsPort > 65535)
+                throw new IllegalArgumentException("ingress ports must be in 0..65535");
+            if (httpPort != 0 && httpPort == httpsPort)
+                throw new IllegalArgumentException("ingress httpPort and httpsPort are both " + httpPort);
+        }
+
+        static Ingress parse(ConfigNode section) {
+            boolean enabled = section.bool("enabled", true);
+            // Envoy binds listeners to IP addresses only
+            String bind = parseBindAddress(section, "bindAddress", false);
+            int http = section.integer("httpPort", DEFAULTS.httpPort(), 0, 65535);
+            int https = section.integer("httpsPort", DEFAULTS.httpsPort(), 0, 65535);
+            if (http != 0 && http == https) {
+                section.problem("httpsPort", "must differ from httpPort (" + http + ")");
+                https = http == DEFAULTS.httpsPort() ? DEFAULTS.httpPort() : DEFAULTS.httpsPort();
+            }
+            return new Ingress(enabled, bind, http, https);
+        }
+    }
 
     public XdsOptions {
         Objects.requireNonNull(bindAddress, "bindAddress");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(keepaliveTime, "keepaliveTime");
         Objects.requireNonNull(maxConnectionAge, "maxConnectionAge");
+        Objects.requireNonNull(ingress, "ingress");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
         lbMetadataLabels = lbMetadataLabels == null ? null : Set.copyOf(lbMetadataLabels);
     }
@@ -56,12 +97,31 @@ public record XdsOptions(
 
     public XdsOptions withAddress(String bindAddress, int port) {
         return new XdsOptions(
-                bindAddress, port, connectTimeout, grpcListeners, lbMetadataLabels, keepaliveTime, maxConnectionAge);
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
         return new XdsOptions(
-                bindAddress, port, connectTimeout, grpcListeners, labels, keepaliveTime, maxConnectionAge);
+                bindAddress, port, connectTimeout, grpcListeners, labels, keepaliveTime, maxConnectionAge, ingress);
+    }
+
+    public XdsOptions withIngress(Ingress ingress) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress);
     }
 
     /** The translator options these give. */
@@ -69,17 +129,21 @@ public record XdsOptions(
         return new EnvoyTranslator.Options(connectTimeout, grpcListeners, lbMetadataLabels);
     }
 
+    private static String parseBindAddress(ConfigNode section, String key, boolean localhost) {
+        String bind = section.string(key, DEFAULT_BIND_ADDRESS).trim();
+        if (!(localhost && bind.equals("localhost")) && !InetLiterals.isIpLiteral(bind)) {
+            section.problem(key, "expected an IP address such as 0.0.0.0, 127.0.0.1 or ::, got '" + bind + "'");
+            return DEFAULT_BIND_ADDRESS;
+        }
+        return bind;
+    }
+
     /**
      * Parses the {@code xds:} section. Problems are recorded on the node (with line and field) and the defaults used,
      * so the root's {@code finish()} reports them all.
      */
     public static XdsOptions parse(ConfigNode section) {
-        String bind = section.string("bindAddress", DEFAULT_BIND_ADDRESS).trim();
-        if (!bind.equals("localhost") && !InetLiterals.isIpLiteral(bind)) {
-            section.problem(
-                    "bindAddress", "expected an IP address such as 0.0.0.0, 127.0.0.1 or ::, got '" + bind + "'");
-            bind = DEFAULT_BIND_ADDRESS;
-        }
+        String bind = parseBindAddress(section, "bindAddress", true);
         int port = section.integer("port", DEFAULT_PORT, 0, 65535);
         Duration connectTimeout = section.duration("connectTimeout", DEFAULTS.connectTimeout());
         if (connectTimeout.isZero() || connectTimeout.isNegative()) {
@@ -111,6 +175,7 @@ public record XdsOptions(
             section.problem("maxConnectionAge", "must not be negative");
             maxAge = Duration.ZERO;
         }
-        return new XdsOptions(bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge);
+        Ingress ingress = Ingress.parse(section.section("ingress"));
+        return new XdsOptions(bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress);
     }
 }

@@ -12,6 +12,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.endpoint.v3.EndpointDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.listener.v3.ListenerDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.route.v3.RouteDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.secret.v3.SecretDiscoveryServiceGrpc;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Grpc;
@@ -47,8 +48,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves the catalog over xDS to Envoy and proxyless gRPC clients: ADS and the per-type CDS, EDS, LDS and RDS
- * services, each in SotW and Delta form.
+ * Serves the catalog and the Ingress routes over xDS to Envoy and proxyless gRPC clients: ADS and the per-type CDS,
+ * EDS, LDS, RDS and SDS services, each in SotW and Delta form.
  *
  * <p>Contract:
  *
@@ -56,7 +57,8 @@ import org.slf4j.LoggerFactory;
  *   <li>subscribe it to a {@code ServiceAggregator}; each snapshot is translated per changed service ({@link
  *       EnvoyTranslator}) on the server's own thread, never on the aggregator's;
  *   <li>a change to one instance sends only that service's ClusterLoadAssignment, to the streams subscribed to it;
- *       CDS, LDS and RDS are pushed only when services or ports appear or go;
+ *       CDS, LDS, RDS and SDS are pushed only when services or ports appear or go, or the Ingress routes change
+ *       ({@link EnvoyIngressTranslator});
  *   <li>versions are content hashes: two replicas serving the same catalog give a client the same versions, and a
  *       client that reconnects with the versions it holds is sent nothing it already has;
  *   <li>a NACK is logged, counted and shown on {@code /debug/xds}; the rejected version is not sent again;
@@ -94,7 +96,12 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.core = new XdsCore(translator, new XdsMetrics(registry), Clock.systemUTC(), this::execute);
+        this.core = new XdsCore(
+                translator,
+                options.ingress().enabled() ? new EnvoyIngressTranslator(translator, options.ingress()) : null,
+                new XdsMetrics(registry),
+                Clock.systemUTC(),
+                this::execute);
     }
 
     /** Binds and starts serving. */
@@ -113,7 +120,8 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                 .addService(new Cds())
                 .addService(new Eds())
                 .addService(new Lds())
-                .addService(new Rds());
+                .addService(new Rds())
+                .addService(new Sds());
         if (!options.keepaliveTime().isZero()) {
             b.keepAliveTime(options.keepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
                     .keepAliveTimeout(10, TimeUnit.SECONDS);
@@ -173,7 +181,12 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
             Future<XdsDebugView> f = executor.submit(() -> core.debugView(query));
             return f.get(5, TimeUnit.SECONDS);
         } catch (RejectedExecutionException e) {
-            return new XdsDebugView(new XdsDebugView.Catalog(-1, "", 0, 0), Map.of(), List.of(), List.of());
+            return new XdsDebugView(
+                    new XdsDebugView.Catalog(-1, "", 0, 0),
+                    Map.of(),
+                    List.of(),
+                    List.of(),
+                    new XdsDebugView.Ingress(false, "", "", List.of(), List.of()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while reading the xDS state", e);
@@ -354,6 +367,18 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         @Override
         public StreamObserver<DeltaDiscoveryRequest> deltaListeners(StreamObserver<DeltaDiscoveryResponse> o) {
             return openDelta(o, XdsType.LISTENER);
+        }
+    }
+
+    private final class Sds extends SecretDiscoveryServiceGrpc.SecretDiscoveryServiceImplBase {
+        @Override
+        public StreamObserver<DiscoveryRequest> streamSecrets(StreamObserver<DiscoveryResponse> o) {
+            return openSotw(o, XdsType.SECRET);
+        }
+
+        @Override
+        public StreamObserver<DeltaDiscoveryRequest> deltaSecrets(StreamObserver<DeltaDiscoveryResponse> o) {
+            return openDelta(o, XdsType.SECRET);
         }
     }
 

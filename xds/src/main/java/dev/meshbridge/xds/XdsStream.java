@@ -24,7 +24,7 @@ final class XdsStream {
 
     final long id;
     final Mode mode;
-    /** The one type a per-type service (CDS, EDS, LDS, RDS) serves; null for ADS. */
+    /** The one type a per-type service (CDS, EDS, LDS, RDS, SDS) serves; null for ADS. */
     final XdsType fixedType;
 
     final String peer;

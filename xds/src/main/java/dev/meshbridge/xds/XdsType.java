@@ -3,14 +3,16 @@ package dev.meshbridge.xds;
 import java.util.Locale;
 
 /**
- * The four xDS resource types the bridge serves, in the order a client should receive them when several change at
- * once (clusters before their endpoints, listeners before their routes).
+ * The xDS resource types the bridge serves, in the order a client receives them when several change at once (clusters
+ * before their endpoints, listeners before their routes; secrets, which listeners name, last: Envoy asks for a
+ * secret when a listener names it and warms the listener until it arrives).
  */
 public enum XdsType {
     CLUSTER("cds", "type.googleapis.com/envoy.config.cluster.v3.Cluster", true),
     ENDPOINT("eds", "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment", false),
     LISTENER("lds", "type.googleapis.com/envoy.config.listener.v3.Listener", true),
-    ROUTE("rds", "type.googleapis.com/envoy.config.route.v3.RouteConfiguration", false);
+    ROUTE("rds", "type.googleapis.com/envoy.config.route.v3.RouteConfiguration", false),
+    SECRET("sds", "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret", false);
 
     private static final XdsType[] VALUES = values();
 
@@ -24,7 +26,7 @@ public enum XdsType {
         this.fullState = fullState;
     }
 
-    /** {@code cds}, {@code eds}, {@code lds} or {@code rds}: used in metrics tags and the debug page. */
+    /** {@code cds}, {@code eds}, {@code lds}, {@code rds} or {@code sds}: used in metrics tags and the debug page. */
     public String shortName() {
         return shortName;
     }
@@ -35,7 +37,7 @@ public enum XdsType {
 
     /**
      * True for LDS and CDS: a state-of-the-world response must carry every subscribed resource, and a resource left
-     * out of it is deleted by the client. EDS and RDS responses carry only what changed.
+     * out of it is deleted by the client. EDS, RDS and SDS responses carry only what changed.
      */
     public boolean fullState() {
         return fullState;

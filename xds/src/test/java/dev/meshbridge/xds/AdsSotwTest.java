@@ -397,6 +397,9 @@ class AdsSotwTest {
             case ROUTE ->
                 io.envoyproxy.envoy.config.route.v3.RouteConfiguration.parseFrom(a.getValue())
                         .getName();
+            case SECRET ->
+                io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.parseFrom(a.getValue())
+                        .getName();
         };
     }
 

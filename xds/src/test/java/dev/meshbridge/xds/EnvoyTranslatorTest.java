@@ -260,14 +260,17 @@ class EnvoyTranslatorTest {
         ServiceResources a = translator.translate(here);
         ServiceResources b = new EnvoyTranslator().translate(there);
 
-        assertThat(b.resources()).hasSameSizeAs(a.resources());
-        for (int i = 0; i < a.resources().size(); i++) {
-            assertThat(b.resources().get(i).name())
-                    .isEqualTo(a.resources().get(i).name());
-            assertThat(b.resources().get(i).version())
-                    .isEqualTo(a.resources().get(i).version());
-            assertThat(b.resources().get(i).any().getValue())
-                    .isEqualTo(a.resources().get(i).any().getValue());
+        assertSameResources(b.resources(), a.resources());
+    }
+
+    /** Same names, versions and bytes, in the same order. */
+    static void assertSameResources(List<XdsResource> actual, List<XdsResource> expected) {
+        assertThat(actual).hasSameSizeAs(expected);
+        for (int i = 0; i < expected.size(); i++) {
+            assertThat(actual.get(i).name()).isEqualTo(expected.get(i).name());
+            assertThat(actual.get(i).version()).isEqualTo(expected.get(i).version());
+            assertThat(actual.get(i).any().getValue())
+                    .isEqualTo(expected.get(i).any().getValue());
         }
     }
 

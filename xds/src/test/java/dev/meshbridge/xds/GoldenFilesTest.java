@@ -6,8 +6,10 @@ import com.google.protobuf.util.JsonFormat;
 import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.Locality;
 import dev.meshbridge.core.model.MeshService;
+import dev.meshbridge.core.route.RouteTable;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.ingress.IngressController;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
@@ -15,6 +17,7 @@ import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,11 +26,12 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The translator's output for one service of each layout, checked in under {@code src/test/resources/golden/}:
- * every resource as Envoy's JSON form, with its name and version (versions are content hashes, so they are the same
- * on every machine).
+ * The translator's output for one service of each layout, and for a representative set of Ingresses, checked in under
+ * {@code src/test/resources/golden/}: every resource as Envoy's JSON form, with its name and version (versions are
+ * content hashes, so they are the same on every machine).
  *
  * <p>To regenerate after an intended change: {@code ./mvnw -q -pl xds -am verify -Dtest=GoldenFilesTest
  * -Dsurefire.failIfNoSpecifiedTests=false -Dmeshbridge.golden.update=true}, then review the diff.
@@ -44,7 +48,12 @@ class GoldenFilesTest {
                             RouteConfiguration.getDescriptor(),
                             HttpConnectionManager.getDescriptor(),
                             Router.getDescriptor(),
-                            HttpProtocolOptions.getDescriptor()))
+                            HttpProtocolOptions.getDescriptor(),
+                            io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.getDescriptor(),
+                            io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext
+                                    .getDescriptor(),
+                            io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector
+                                    .getDescriptor()))
                     .build());
 
     private final TestCatalog catalog = new TestCatalog();
@@ -116,10 +125,49 @@ class GoldenFilesTest {
                                         .build())));
     }
 
+    /**
+     * What an Envoy gets for {@code src/test/resources/ingress/shop.yaml} (read by the real directory source) and the
+     * services it names: the Ingress's listeners, route configuration, clusters and secret, then the services'
+     * clusters and load assignments.
+     */
+    @Test
+    void representativeIngress(@TempDir Path dir) throws Exception {
+        for (ServiceUpsert u : IngressBed.shopCatalog()) catalog.aggregator().accept(u);
+        Files.writeString(dir.resolve("shop.yaml"), IngressBed.resource("ingress/shop.yaml"));
+        RouteTable table;
+        try (IngressController controller = new IngressController(
+                IngressBed.ingressOptions(dir), null, new SimpleMeterRegistry(), Map.of(), r -> {}, () -> true)) {
+            controller.start();
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(20))
+                    .until(() -> controller.routes().synced()
+                            && controller.routes().current().servedRoutes().size() == 6);
+            table = controller.routes().current();
+        }
+        Map<String, ServiceResources> services = new java.util.TreeMap<>();
+        for (ServiceUpsert u : IngressBed.shopCatalog()) {
+            services.put(u.host(), translator.translate(catalog.awaitService(u.host())));
+        }
+        IngressResources ingress = new EnvoyIngressTranslator(translator, XdsOptions.Ingress.DEFAULTS)
+                .translate(table, h -> services.containsKey(h) ? EnvoyTranslator.servedPorts(services.get(h)) : null);
+        List<XdsResource> all = new java.util.ArrayList<>(ingress.resources());
+        for (ServiceResources r : services.values()) {
+            for (XdsResource x : r.resources()) {
+                if (x.type() == XdsType.CLUSTER || x.type() == XdsType.ENDPOINT) all.add(x);
+            }
+        }
+        compare(
+                "ingress-shop",
+                render(new ServiceResources("ingress", table.version(), List.of(), all, ingress.skipped())));
+    }
+
     private void check(String name, ServiceUpsert upsert) throws IOException {
         catalog.aggregator().accept(upsert);
         MeshService service = catalog.awaitService(upsert.host());
-        String actual = render(translator.translate(service));
+        compare(name, render(translator.translate(service)));
+    }
+
+    private static void compare(String name, String actual) throws IOException {
         Path file = DIR.resolve(name + ".json");
         if (Boolean.getBoolean("meshbridge.golden.update")) {
             Files.createDirectories(DIR);

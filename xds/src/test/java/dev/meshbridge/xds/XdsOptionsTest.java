@@ -31,6 +31,7 @@ class XdsOptionsTest {
         assertThat(o.lbMetadataLabels()).isNull();
         assertThat(o.keepaliveTime()).isEqualTo(Duration.ofSeconds(30));
         assertThat(o.maxConnectionAge()).isEqualTo(Duration.ZERO);
+        assertThat(o.ingress()).isEqualTo(new XdsOptions.Ingress(true, "0.0.0.0", 8080, 8443));
     }
 
     @Test
@@ -81,5 +82,35 @@ class XdsOptionsTest {
                 .hasMessageContaining("xds.maxConnectionAge: expected a duration")
                 .hasMessageContaining("xds.lbMetadataLabels: 'bad key!' is not a valid label key")
                 .hasMessageContaining("xds.keepaliveTim: unknown field; did you mean 'keepaliveTime'?");
+    }
+
+    @Test
+    void ingressSection_isRead() throws Exception {
+        XdsOptions o = parse("""
+                xds:
+                  ingress:
+                    enabled: false
+                    bindAddress: "::"
+                    httpPort: 80
+                    httpsPort: 0
+                """);
+
+        assertThat(o.ingress()).isEqualTo(new XdsOptions.Ingress(false, "::", 80, 0));
+    }
+
+    @Test
+    void ingressSection_badValues_areRefusedWithLineAndField() {
+        assertThatThrownBy(() -> parse("""
+                        xds:
+                          ingress:
+                            bindAddress: localhost
+                            httpPort: 8443
+                            httpsPort: 8443
+                            httpPorts: 1
+                        """))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("bridge.yaml:3:18: xds.ingress.bindAddress: expected an IP address")
+                .hasMessageContaining("xds.ingress.httpsPort: must differ from httpPort (8443)")
+                .hasMessageContaining("xds.ingress.httpPorts: unknown field; did you mean 'httpPort'?");
     }
 }

@@ -27,8 +27,8 @@ import java.util.TreeSet;
  *   <li>only one default backend is served: the oldest; the others are conflicts;
  *   <li>a TLS host gets the Secret of the oldest Ingress naming it; another Ingress naming the same Secret for it is
  *       no conflict, one naming a different Secret is;
- *   <li>{@link #version()} hashes what is served (routes, default backend, TLS hosts with the fingerprint of their
- *       material) and nothing else: equal tables have equal versions in every replica, and a conflict that changes
+ *   <li>{@link #version()} hashes what is served (routes with their rewrites, default backend, TLS hosts with the
+ *       fingerprint of their material) and nothing else: equal tables have equal versions in every replica, and a conflict that changes
  *       nothing served changes no version.
  * </ol>
  */
@@ -203,6 +203,8 @@ public final class RouteTable {
                             .putString(d.portName());
             }
         }
+        // hashed only when present, so the versions of tables without rewrites are what they were before rewrites
+        r.rewrite().ifPresent(w -> h.putInt(3).putInt(w.kind().ordinal()).putString(w.target()));
     }
 
     private static void putOwner(Hash64 h, IngressRef o) {

@@ -262,4 +262,52 @@ class RouteTableTest {
         assertThatThrownBy(() -> RouteTable.merge(List.of(contribution(a), contribution(a))))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void version_rewriteAddedOrChanged_versionChanges_tableWithoutRewriteKeepsItsVersion() {
+        IngressRef a = ref("ns", "a", T0);
+        HttpRoute plain = route(a, "shop.example.com", "/dubbo", "orders.dubbo");
+        HttpRoute prefix =
+                new HttpRoute(a, plain.match(), plain.destinations(), Optional.of(PathRewrite.prefix("/api")));
+        HttpRoute whole =
+                new HttpRoute(a, plain.match(), plain.destinations(), Optional.of(PathRewrite.wholePath("/api")));
+
+        String v0 = RouteTable.merge(List.of(contribution(a, plain))).version();
+        String v1 = RouteTable.merge(List.of(contribution(a, prefix))).version();
+        String v2 = RouteTable.merge(List.of(contribution(a, whole))).version();
+
+        assertThat(v0).isNotEqualTo(v1).isNotEqualTo(v2);
+        assertThat(v1).isNotEqualTo(v2);
+        // the three-argument constructor is a route without rewrite
+        assertThat(RouteTable.merge(List.of(contribution(a, route(a, "shop.example.com", "/dubbo", "orders.dubbo"))))
+                        .version())
+                .isEqualTo(v0);
+    }
+
+    @Test
+    void pathRewrite_trailingSlashOfPrefixDropped_invalidTargetsRefused() {
+        assertThat(PathRewrite.prefix("/api/").target()).isEqualTo("/api");
+        assertThat(PathRewrite.prefix("/").target()).isEqualTo("/");
+        assertThat(PathRewrite.wholePath("/api/").target()).isEqualTo("/api/");
+        assertThatThrownBy(() -> PathRewrite.prefix("api")).hasMessageContaining("must start with /");
+        assertThatThrownBy(() -> PathRewrite.prefix("/$1")).hasMessageContaining("capture groups");
+        assertThatThrownBy(() -> PathRewrite.prefix("/a?b=1")).hasMessageContaining("without query");
+        assertThatThrownBy(() -> PathRewrite.prefix("/a b")).hasMessageContaining("spaces");
+    }
+
+    @Test
+    void servicePort_byNumber_elseFirstHttpFamilyPort_elseFirstPort() {
+        var dubbo = new dev.meshbridge.core.model.ServicePort("dubbo", 20880, dev.meshbridge.core.model.Protocol.DUBBO);
+        var tri = new dev.meshbridge.core.model.ServicePort("tri", 50051, dev.meshbridge.core.model.Protocol.TRIPLE);
+
+        assertThat(RegistryDestination.of("a.dubbo").servicePort(List.of(dubbo, tri)))
+                .contains(tri);
+        assertThat(RegistryDestination.of("a.dubbo", 20880).servicePort(List.of(dubbo, tri)))
+                .contains(dubbo);
+        assertThat(RegistryDestination.of("a.dubbo").servicePort(List.of(dubbo)))
+                .contains(dubbo);
+        assertThat(RegistryDestination.of("a.dubbo", 9).servicePort(List.of(dubbo, tri)))
+                .isEmpty();
+        assertThat(RegistryDestination.of("a.dubbo").servicePort(List.of())).isEmpty();
+    }
 }

@@ -150,10 +150,10 @@ public record ConsulOptions(
         String namespace = entry.string("consulNamespace", "").trim();
         String partition = entry.string("consulPartition", "").trim();
         List<String> tags = entry.strings("consulServiceTag");
-        List<String> allow = entry.strings("allowServices");
-        List<String> deny = entry.has("denyServices") ? entry.strings("denyServices") : d.denyServices();
-        if (allow.stream().anyMatch(String::isBlank)) entry.problem("allowServices", "a service pattern is empty");
-        if (deny.stream().anyMatch(String::isBlank)) entry.problem("denyServices", "a service pattern is empty");
+        List<String> allow = entry.strings("serviceAllowlist");
+        List<String> deny = entry.has("serviceDenylist") ? entry.strings("serviceDenylist") : d.denyServices();
+        if (allow.stream().anyMatch(String::isBlank)) entry.problem("serviceAllowlist", "a service pattern is empty");
+        if (deny.stream().anyMatch(String::isBlank)) entry.problem("serviceDenylist", "a service pattern is empty");
         Duration wait = entry.duration("consulRefreshInterval", d.blockingWait(), ChronoUnit.NANOS);
         if (wait.compareTo(MIN_WAIT) < 0 || wait.compareTo(MAX_WAIT) > 0) {
             entry.problem(

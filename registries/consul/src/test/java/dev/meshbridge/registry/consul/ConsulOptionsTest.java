@@ -84,8 +84,8 @@ class ConsulOptionsTest {
                     consulNamespace: team-a
                     consulPartition: payments
                     consulServiceTag: mesh
-                    allowServices: ['shop-*']
-                    denyServices: ['*-admin']
+                    serviceAllowlist: ['shop-*']
+                    serviceDenylist: ['*-admin']
                     consulRefreshInterval: 30s
                     consistency: stale
                     warningHealth: unhealthy

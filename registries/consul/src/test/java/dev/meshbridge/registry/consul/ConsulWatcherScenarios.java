@@ -121,7 +121,7 @@ abstract class ConsulWatcherScenarios {
                 .append(addresses)
                 .append('\n')
                 .append("    consulRefreshInterval: 2s\n")
-                .append("    allowServices: ['")
+                .append("    serviceAllowlist: ['")
                 .append(prefix)
                 .append("*']\n");
         if (tokenLine != null) yaml.append("    ").append(tokenLine).append('\n');
@@ -393,7 +393,7 @@ abstract class ConsulWatcherScenarios {
         ttlInstance("shop-web", "w-1", "10.0.0.1", 8080);
         ttlInstance("shop-admin", "ad-1", "10.0.0.2", 8080);
         ttlInstance("other", "o-1", "10.0.0.3", 8080);
-        RegistryStatus status = watch("c1", "denyServices: ['*-admin', consul]");
+        RegistryStatus status = watch("c1", "serviceDenylist: ['*-admin', consul]");
 
         awaitService(host("shop-web", dc1()), endpoints(1));
         await().atMost(TestCatalog.TIMEOUT).until(status::hasSynced);

@@ -209,7 +209,7 @@ public record EurekaOptions(
         Duration requestTimeout = bounded(entry, "requestTimeout", DEFAULT_REQUEST_TIMEOUT);
         if (connectTimeout != null) b.connectTimeout(connectTimeout);
         if (requestTimeout != null) b.requestTimeout(requestTimeout);
-        b.applications(ApplicationFilter.parse(entry, "includeApplications", "excludeApplications"));
+        b.applications(ApplicationFilter.parse(entry, "serviceAllowlist", "serviceDenylist"));
         b.nonIpAddress(entry.enumValue("nonIpAddress", NonIpAddress.class, NonIpAddress.RESOLVE));
         b.weightKey(metadataKey(entry, "weightKey", b.weightKey));
         b.zoneKey(metadataKey(entry, "zoneKey", b.zoneKey));

@@ -135,7 +135,7 @@ class EurekaConfigTest {
                     maxBackoff: 2s
                     nonIpAddress: sometimes
                     hostTemplate: "{app}.eureka"
-                    includeApplications: ["", ORDERS]
+                    serviceAllowlist: ["", ORDERS]
                     weightKey: ""
                     fetchInterval2: 1s
                 """);
@@ -148,7 +148,7 @@ class EurekaConfigTest {
                         "registries[0].fetchInterval",
                         "registries[0].nonIpAddress",
                         "registries[0].hostTemplate",
-                        "registries[0].includeApplications",
+                        "registries[0].serviceAllowlist",
                         "registries[0].weightKey",
                         "registries[0].fetchInterval2");
         assertThat(p).allSatisfy(problem -> assertThat(problem.line()).isBetween(2, 12));
