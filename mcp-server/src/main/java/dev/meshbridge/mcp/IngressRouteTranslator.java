@@ -4,6 +4,7 @@ import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.Dns1123;
 import dev.meshbridge.core.route.HttpRoute;
 import dev.meshbridge.core.route.KubernetesServiceDestination;
+import dev.meshbridge.core.route.PathRewrite;
 import dev.meshbridge.core.route.PathType;
 import dev.meshbridge.core.route.RegistryDestination;
 import dev.meshbridge.core.route.RouteTable;
@@ -17,11 +18,13 @@ import dev.meshbridge.mcp.api.networking.v1alpha3.HTTPBody;
 import dev.meshbridge.mcp.api.networking.v1alpha3.HTTPDirectResponse;
 import dev.meshbridge.mcp.api.networking.v1alpha3.HTTPFaultInjection;
 import dev.meshbridge.mcp.api.networking.v1alpha3.HTTPMatchRequest;
+import dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRewrite;
 import dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRoute;
 import dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRouteDestination;
 import dev.meshbridge.mcp.api.networking.v1alpha3.Percent;
 import dev.meshbridge.mcp.api.networking.v1alpha3.Port;
 import dev.meshbridge.mcp.api.networking.v1alpha3.PortSelector;
+import dev.meshbridge.mcp.api.networking.v1alpha3.RegexRewrite;
 import dev.meshbridge.mcp.api.networking.v1alpha3.Server;
 import dev.meshbridge.mcp.api.networking.v1alpha3.ServerTLSSettings;
 import dev.meshbridge.mcp.api.networking.v1alpha3.StringMatch;
@@ -53,6 +56,10 @@ import java.util.TreeMap;
  *       Exact path is a URI {@code exact} match; a Prefix path {@code /p} matches {@code exact: /p} or {@code prefix:
  *       /p/}, so it matches whole path elements as Kubernetes says ({@code /p/x}, not {@code /px}); {@code /} is
  *       {@code prefix: /}. The route's name is its Ingress ({@code namespace/name});
+ *   <li>a path rewrite keeps Kubernetes's element-wise meaning: a prefix rewrite of a Prefix path {@code /p} to
+ *       {@code /t} is two routes, {@code exact /p} rewritten to {@code /t} and {@code prefix /p/} rewritten to {@code
+ *       /t/}; a whole-path rewrite of a Prefix path is a regex rewrite of {@code ^.*$} (Istio 1.19 and later); an
+ *       Exact path is simply rewritten to the target;
  *   <li>a registry destination goes to its catalog host on the numbered port (without a number, the service's first
  *       HTTP-family port, else its first), with its subset; several destinations carry their relative weights;
  *   <li>a Kubernetes Service goes to its cluster-local host and port number (a port given by name is left to istiod,
@@ -272,28 +279,61 @@ public final class IngressRouteTranslator {
             ordered.sort(KUBERNETES_PRECEDENCE);
             boolean catchAll = false;
             for (HttpRoute r : ordered) {
-                vs.addHttp(httpRoute(r, false));
+                vs.addAllHttp(httpRoutes(r, false));
                 catchAll |= r.match().pathType() == PathType.PREFIX
                         && r.match().path().equals("/");
             }
-            if (defaultBackend != null && !catchAll) vs.addHttp(httpRoute(defaultBackend, true));
+            if (defaultBackend != null && !catchAll) vs.addAllHttp(httpRoutes(defaultBackend, true));
             return vs.build();
         }
 
-        private HTTPRoute httpRoute(HttpRoute r, boolean defaultBackend) {
+        /**
+         * The HTTP routes of an Ingress route: one, or two for a Prefix path with a prefix rewrite (its exact path
+         * and what lies below it rewrite differently).
+         */
+        private List<HTTPRoute> httpRoutes(HttpRoute r, boolean defaultBackend) {
+            HTTPRoute.Builder action = action(r, defaultBackend);
+            String path = defaultBackend ? "/" : r.match().path();
+            boolean exact = !defaultBackend && r.match().pathType() == PathType.EXACT;
+            PathRewrite rewrite =
+                    action.hasDirectResponse() ? null : r.rewrite().orElse(null);
+            List<HTTPRoute> out = new ArrayList<>();
+            if (exact) {
+                HTTPRoute.Builder b = action.clone().addMatch(exactUri(path));
+                if (rewrite != null) b.setRewrite(HTTPRewrite.newBuilder().setUri(rewrite.target()));
+                out.add(b.build());
+            } else if (path.equals("/")) {
+                HTTPRoute.Builder b = action.clone();
+                if (!defaultBackend) b.addMatch(prefixUri("/"));
+                if (rewrite != null && rewrite.kind() == PathRewrite.Kind.WHOLE_PATH) {
+                    b.setRewrite(wholePath(rewrite.target()));
+                } else if (rewrite != null && !rewrite.target().equals("/")) {
+                    // the matched prefix is "/": keep the slash after the target ("/a" becomes target + "/a")
+                    b.setRewrite(HTTPRewrite.newBuilder().setUri(rewrite.target() + "/"));
+                }
+                out.add(b.build());
+            } else if (rewrite != null && rewrite.kind() == PathRewrite.Kind.PREFIX) {
+                String target = rewrite.target();
+                out.add(action.clone()
+                        .addMatch(exactUri(path))
+                        .setRewrite(HTTPRewrite.newBuilder().setUri(target))
+                        .build());
+                out.add(action.clone()
+                        .addMatch(prefixUri(path + "/"))
+                        .setRewrite(HTTPRewrite.newBuilder().setUri(target.equals("/") ? "/" : target + "/"))
+                        .build());
+            } else {
+                HTTPRoute.Builder b = action.clone().addMatch(exactUri(path)).addMatch(prefixUri(path + "/"));
+                if (rewrite != null) b.setRewrite(wholePath(rewrite.target()));
+                out.add(b.build());
+            }
+            return out;
+        }
+
+        /** The name and what the route does (destinations, an abort share, or a direct response), without matches. */
+        private HTTPRoute.Builder action(HttpRoute r, boolean defaultBackend) {
             HTTPRoute.Builder out =
                     HTTPRoute.newBuilder().setName(r.owner().key() + (defaultBackend ? " default backend" : ""));
-            if (!defaultBackend) {
-                String path = r.match().path();
-                if (r.match().pathType() == PathType.EXACT) {
-                    out.addMatch(uri(StringMatch.newBuilder().setExact(path)));
-                } else if (path.equals("/")) {
-                    out.addMatch(uri(StringMatch.newBuilder().setPrefix("/")));
-                } else {
-                    out.addMatch(uri(StringMatch.newBuilder().setExact(path)));
-                    out.addMatch(uri(StringMatch.newBuilder().setPrefix(path + "/")));
-                }
-            }
             String label = (defaultBackend ? "default backend" : r.match().toString()) + " of " + r.owner();
 
             LinkedHashMap<Destination, Long> shares = new LinkedHashMap<>();
@@ -311,11 +351,10 @@ public final class IngressRouteTranslator {
             }
             if (shares.isEmpty()) {
                 return out.setDirectResponse(HTTPDirectResponse.newBuilder()
-                                .setStatus(UNAVAILABLE_STATUS)
-                                .setBody(HTTPBody.newBuilder()
-                                        .setString("meshbridge: no destination of this route is available: "
-                                                + String.join("; ", missing) + "\n")))
-                        .build();
+                        .setStatus(UNAVAILABLE_STATUS)
+                        .setBody(HTTPBody.newBuilder()
+                                .setString("meshbridge: no destination of this route is available: "
+                                        + String.join("; ", missing) + "\n")));
             }
             long knownWeight = 0;
             for (long w : shares.values()) knownWeight += w;
@@ -332,7 +371,15 @@ public final class IngressRouteTranslator {
                                 .setPercentage(
                                         Percent.newBuilder().setValue(abortPercentage(missingWeight, knownWeight)))));
             }
-            return out.build();
+            return out;
+        }
+
+        private HTTPMatchRequest exactUri(String path) {
+            return uri(StringMatch.newBuilder().setExact(path));
+        }
+
+        private HTTPMatchRequest prefixUri(String prefix) {
+            return uri(StringMatch.newBuilder().setPrefix(prefix));
         }
 
         private HTTPMatchRequest uri(StringMatch.Builder match) {
@@ -361,7 +408,7 @@ public final class IngressRouteTranslator {
                                 ? d.host() + " is in the catalog but not served to istiod (see the skipped services)"
                                 : d.host() + " is not in the catalog");
             }
-            ServicePort port = servicePort(d, ports);
+            ServicePort port = d.servicePort(ports).orElse(null);
             if (port == null) {
                 return Target.missing(
                         d.port() == 0
@@ -391,20 +438,13 @@ public final class IngressRouteTranslator {
     }
 
     /**
-     * The port a registry destination sends to: the one numbered; without a number, the first HTTP-family port (what
-     * an HTTP route can reach), else the first. Null when the service has no such port.
+     * A rewrite of the whole path to {@code target} (the query is kept): Envoy's regex rewrite of {@code ^.*$}, the
+     * target's backslashes escaped (in a substitution they would start a group reference).
      */
-    static ServicePort servicePort(RegistryDestination d, List<ServicePort> ports) {
-        if (d.port() != 0) {
-            for (ServicePort p : ports) {
-                if (p.number() == d.port()) return p;
-            }
-            return null;
-        }
-        for (ServicePort p : ports) {
-            if (p.protocol().isHttp()) return p;
-        }
-        return ports.isEmpty() ? null : ports.get(0);
+    static HTTPRewrite wholePath(String target) {
+        return HTTPRewrite.newBuilder()
+                .setUriRegexRewrite(RegexRewrite.newBuilder().setMatch("^.*$").setRewrite(target.replace("\\", "\\\\")))
+                .build();
     }
 
     /** The percentage of requests that answer 503, rounded to Istio's resolution (0.0001) and never below it. */

@@ -54,7 +54,8 @@ import java.util.Set;
  * response (Istio 1.15 and later), never both; a direct response status in 200..600 and a body under 1 MB; an abort
  * fault with a status in 200..600 and a percentage of 0 or 0.0001..100; URI prefixes not empty; destination hosts
  * valid and not {@code *}, subsets DNS-1123 labels, ports in 1..65535, weights not negative and, with several
- * destinations, not all 0; a rewrite that sets something.
+ * destinations, not all 0; a rewrite that sets something, never both a URI and a regex, a regex with both parts and at
+ * most 1,024 characters.
  *
  * <p>On a DestinationRule: a valid host; subset names DNS-1123 labels and unique; subset labels valid.
  */
@@ -369,10 +370,24 @@ public final class IstioValidation {
         }
         if (route.getRouteCount() > 1 && total == 0) problems.add("total destination weight = 0");
         if (route.hasFault()) problems.addAll(faultProblems(route.getFault()));
-        if (route.hasRewrite()
-                && route.getRewrite().getUri().isEmpty()
-                && route.getRewrite().getAuthority().isEmpty()) {
-            problems.add("rewrite must specify at least one of URI or authority");
+        if (route.hasRewrite()) {
+            var rewrite = route.getRewrite();
+            if (!rewrite.getUri().isEmpty() && rewrite.hasUriRegexRewrite()) {
+                problems.add("rewrite may only contain one of URI or UriRegexRewrite");
+            }
+            if (rewrite.getUri().isEmpty()
+                    && !rewrite.hasUriRegexRewrite()
+                    && rewrite.getAuthority().isEmpty()) {
+                problems.add("rewrite must specify at least one of URI, UriRegexRewrite, or authority");
+            }
+            if (rewrite.hasUriRegexRewrite()) {
+                var regex = rewrite.getUriRegexRewrite();
+                if (regex.getMatch().isEmpty() || regex.getRewrite().isEmpty()) {
+                    problems.add("UriRegexRewrite requires both Rewrite and Match fields to be specified");
+                } else if (regex.getMatch().length() > 1024) {
+                    problems.add("UriRegexRewrite match is too large, max length allowed is 1024");
+                }
+            }
         }
         return problems;
     }

@@ -11,6 +11,7 @@ import dev.meshbridge.core.route.HttpRoute;
 import dev.meshbridge.core.route.IngressRef;
 import dev.meshbridge.core.route.IngressRoutes;
 import dev.meshbridge.core.route.KubernetesServiceDestination;
+import dev.meshbridge.core.route.PathRewrite;
 import dev.meshbridge.core.route.PathType;
 import dev.meshbridge.core.route.RegistryDestination;
 import dev.meshbridge.core.route.RouteMatch;
@@ -385,6 +386,63 @@ class IngressRouteTranslatorTest {
                 table(web));
         assertThat(IstioRoutes.servers(body(byName, McpKind.GATEWAY, SHOP, Gateway.class)))
                 .contains("HTTPS 443 https [shop.example.com] SIMPLE shop-tls");
+    }
+
+    @Test
+    void translate_pathRewrites_keepKubernetesElementWiseMeaning() throws Exception {
+        RegistryDestination orders = RegistryDestination.of("orders.springcloud");
+        List<WeightedDestination> to = List.of(to(orders));
+        RouteTable table = table(routes(
+                ORDERS,
+                new HttpRoute(
+                        ORDERS,
+                        new RouteMatch(SHOP, PathType.PREFIX, "/dubbo"),
+                        to,
+                        Optional.of(PathRewrite.prefix("/api"))),
+                new HttpRoute(
+                        ORDERS,
+                        new RouteMatch(SHOP, PathType.PREFIX, "/strip"),
+                        to,
+                        Optional.of(PathRewrite.prefix("/"))),
+                new HttpRoute(
+                        ORDERS,
+                        new RouteMatch(SHOP, PathType.PREFIX, "/app"),
+                        to,
+                        Optional.of(PathRewrite.wholePath("/index\\x"))),
+                new HttpRoute(
+                        ORDERS,
+                        new RouteMatch(SHOP, PathType.EXACT, "/old"),
+                        to,
+                        Optional.of(PathRewrite.prefix("/new"))),
+                new HttpRoute(
+                        ORDERS,
+                        new RouteMatch(SHOP, PathType.PREFIX, "/"),
+                        to,
+                        Optional.of(PathRewrite.prefix("/root"))),
+                new HttpRoute(
+                        ORDERS,
+                        new RouteMatch("gone.example.com", PathType.PREFIX, "/"),
+                        List.of(to(RegistryDestination.of("legacy.springcloud"))),
+                        Optional.of(PathRewrite.prefix("/x")))));
+
+        RouteTranslation t = translate(table);
+
+        assertThat(t.skipped()).isEmpty();
+        assertThat(IstioRoutes.http(body(t, McpKind.VIRTUAL_SERVICE, SHOP, VirtualService.class)))
+                .containsExactly(
+                        "exact /old -> orders.springcloud:80 rewrite /new [shop/orders]",
+                        "exact /dubbo -> orders.springcloud:80 rewrite /api [shop/orders]",
+                        "prefix /dubbo/ -> orders.springcloud:80 rewrite /api/ [shop/orders]",
+                        "exact /strip -> orders.springcloud:80 rewrite / [shop/orders]",
+                        "prefix /strip/ -> orders.springcloud:80 rewrite / [shop/orders]",
+                        "exact /app | prefix /app/ -> orders.springcloud:80 rewrite regex ^.*$ /index\\\\x [shop/orders]",
+                        "prefix / -> orders.springcloud:80 rewrite /root/ [shop/orders]");
+        // a direct response cannot rewrite: istiod would refuse the route
+        assertThat(IstioRoutes.http(body(t, McpKind.VIRTUAL_SERVICE, "gone.example.com", VirtualService.class)))
+                .singleElement()
+                .asString()
+                .startsWith("prefix / -> direct 503")
+                .doesNotContain("rewrite");
     }
 
     @Test

@@ -44,7 +44,8 @@ final class IstioRoutes {
     /**
      * One line per HTTP route: {@code <matches> -> <weight> <host>:<port>[/<subset>], ... [<name>]}; matches read
      * {@code exact /p}, {@code prefix /p/} joined by {@code |}, {@code *} for none; an abort fault adds {@code abort
-     * <status> <percent>%}; a direct response reads {@code direct <status> "<body>"}.
+     * <status> <percent>%}, a rewrite {@code rewrite <uri>} or {@code rewrite regex <match> <substitution>}; a direct
+     * response reads {@code direct <status> "<body>"}.
      */
     static List<String> http(VirtualService vs) {
         List<String> out = new ArrayList<>();
@@ -70,6 +71,17 @@ final class IstioRoutes {
                 sb.append(i == 0 ? " " : ", ");
                 if (d.getWeight() > 0) sb.append(d.getWeight()).append(' ');
                 sb.append(destination(d.getDestination()));
+            }
+            if (r.hasRewrite()) {
+                sb.append(" rewrite ");
+                if (r.getRewrite().hasUriRegexRewrite()) {
+                    sb.append("regex ")
+                            .append(r.getRewrite().getUriRegexRewrite().getMatch())
+                            .append(' ')
+                            .append(r.getRewrite().getUriRegexRewrite().getRewrite());
+                } else {
+                    sb.append(r.getRewrite().getUri());
+                }
             }
             if (r.hasFault()) {
                 sb.append(" abort ")

@@ -298,6 +298,53 @@ class McpIngressIstiodTest {
     }
 
     @Test
+    void rewriteAnnotations_prefixAndWholePathRewrites() throws Exception {
+        bed = new IngressBed(dir).register(orders()).start();
+        bed.write("rewrite.yaml", """
+                apiVersion: networking.k8s.io/v1
+                kind: Ingress
+                metadata:
+                  name: api
+                  namespace: shop
+                  annotations: {meshbridge.dev/rewrite-target: /api}
+                spec:
+                  rules:
+                  - host: shop.example.com
+                    http:
+                      paths:
+                      - path: /orders
+                        pathType: Prefix
+                        backend: {resource: {apiGroup: meshbridge.dev, kind: RegistryService, name: orders.springcloud}}
+                ---
+                apiVersion: networking.k8s.io/v1
+                kind: Ingress
+                metadata:
+                  name: spa
+                  namespace: shop
+                  annotations: {nginx.ingress.kubernetes.io/rewrite-target: /index.html}
+                spec:
+                  rules:
+                  - host: www.example.com
+                    http:
+                      paths:
+                      - path: /app
+                        pathType: Prefix
+                        backend: {resource: {apiGroup: meshbridge.dev, kind: RegistryService, name: orders.springcloud}}
+                """);
+        IstiodMcpClient istiod = bed.istiod(IstiodMcpClient.PILOT_TYPES_1_24);
+        istiod.awaitSynced();
+
+        Map<String, Config> vss = istiod.awaitConfigs(VS, c -> c.size() == 2);
+        assertThat(IstioRoutes.http(virtualService(vss.get(name(SHOP)))))
+                .containsExactly(
+                        "exact /orders -> orders.springcloud:80 rewrite /api [shop/api]",
+                        "prefix /orders/ -> orders.springcloud:80 rewrite /api/ [shop/api]");
+        assertThat(IstioRoutes.http(virtualService(vss.get(name(WWW)))))
+                .containsExactly(
+                        "exact /app | prefix /app/ -> orders.springcloud:80 rewrite regex ^.*$ /index.html [shop/spa]");
+    }
+
+    @Test
     void conflict_olderIngressServed_newerServedOnceTheOlderGoes() throws Exception {
         bed = new IngressBed(dir).register(orders(), demoApp(DUBBO_AND_TRI)).start();
         bed.copy("conflict.yaml");
