@@ -69,6 +69,15 @@ class IngressRouteTranslatorTest {
         return new HttpRoute(owner, new RouteMatch(host, type, path), List.of(ds));
     }
 
+    /** A route of shop/orders to the whole registry service, with a path rewrite. */
+    static HttpRoute rewritten(String host, PathType type, String path, String service, PathRewrite rewrite) {
+        return new HttpRoute(
+                ORDERS,
+                new RouteMatch(host, type, path),
+                List.of(to(RegistryDestination.of(service))),
+                Optional.of(rewrite));
+    }
+
     static WeightedDestination to(Destination d, int weight) {
         return new WeightedDestination(d, weight);
     }
@@ -83,7 +92,12 @@ class IngressRouteTranslatorTest {
 
     /** A table with one Prefix route of the Ingress shop/orders on shop.example.com. */
     static RouteTable shopPrefix(String path, WeightedDestination... ds) {
-        return table(routes(ORDERS, route(ORDERS, SHOP, PathType.PREFIX, path, ds)));
+        return table(routes(ORDERS, shopRoute(path, ds)));
+    }
+
+    /** A Prefix route of the Ingress shop/orders on shop.example.com. */
+    static HttpRoute shopRoute(String path, WeightedDestination... ds) {
+        return route(ORDERS, SHOP, PathType.PREFIX, path, ds);
     }
 
     static RouteTable table(IngressRoutes... contributions) {
@@ -131,10 +145,10 @@ class IngressRouteTranslatorTest {
         RegistryDestination orders = RegistryDestination.of("orders.springcloud");
         RouteTable table = table(routes(
                 ORDERS,
-                route(ORDERS, SHOP, PathType.PREFIX, "/", to(orders)),
-                route(ORDERS, SHOP, PathType.PREFIX, "/orders", to(orders)),
+                shopRoute("/", to(orders)),
+                shopRoute("/orders", to(orders)),
                 route(ORDERS, SHOP, PathType.EXACT, "/orders/list", to(orders)),
-                route(ORDERS, SHOP, PathType.PREFIX, "/orders/v2", to(orders))));
+                shopRoute("/orders/v2", to(orders))));
 
         RouteTranslation t = translate(table);
 
@@ -189,17 +203,11 @@ class IngressRouteTranslatorTest {
     void translate_weightedLabelSubsets_weightsAndOneDestinationRuleWithTheSubsets() throws Exception {
         RouteTable table = table(routes(
                 ORDERS,
-                route(
-                        ORDERS,
-                        SHOP,
-                        PathType.PREFIX,
+                shopRoute(
                         "/orders",
                         to(subset("orders.springcloud", "version-v1", "version", "v1"), 90),
                         to(subset("orders.springcloud", "version-v2", "version", "v2"), 10)),
-                route(
-                        ORDERS,
-                        SHOP,
-                        PathType.PREFIX,
+                shopRoute(
                         "/canary",
                         to(subset("orders.springcloud", "version-v2", "version", "v2"), 100),
                         to(new RegistryDestination("orders.springcloud", 0, "gold", new TreeMap<>()), 0))));
@@ -277,25 +285,16 @@ class IngressRouteTranslatorTest {
     void translate_someDestinationsMissing_theirShareAborts503AndTheRestKeepsItsWeights() throws Exception {
         RouteTable table = table(routes(
                 ORDERS,
-                route(
-                        ORDERS,
-                        SHOP,
-                        PathType.PREFIX,
+                shopRoute(
                         "/a",
                         to(RegistryDestination.of("orders.springcloud"), 70),
                         to(RegistryDestination.of("legacy.springcloud"), 30)),
-                route(
-                        ORDERS,
-                        SHOP,
-                        PathType.PREFIX,
+                shopRoute(
                         "/b",
                         to(RegistryDestination.of("orders.springcloud"), 1),
                         to(RegistryDestination.of("demo-provider.dubbo"), 1),
                         to(RegistryDestination.of("broken.dubbo"), 1)),
-                route(
-                        ORDERS,
-                        SHOP,
-                        PathType.PREFIX,
+                shopRoute(
                         "/c",
                         to(RegistryDestination.of("orders.springcloud", 8080), 50),
                         to(RegistryDestination.of("orders.springcloud", 80), 50))));
@@ -390,40 +389,14 @@ class IngressRouteTranslatorTest {
 
     @Test
     void translate_pathRewrites_keepKubernetesElementWiseMeaning() throws Exception {
-        RegistryDestination orders = RegistryDestination.of("orders.springcloud");
-        List<WeightedDestination> to = List.of(to(orders));
         RouteTable table = table(routes(
                 ORDERS,
-                new HttpRoute(
-                        ORDERS,
-                        new RouteMatch(SHOP, PathType.PREFIX, "/dubbo"),
-                        to,
-                        Optional.of(PathRewrite.prefix("/api"))),
-                new HttpRoute(
-                        ORDERS,
-                        new RouteMatch(SHOP, PathType.PREFIX, "/strip"),
-                        to,
-                        Optional.of(PathRewrite.prefix("/"))),
-                new HttpRoute(
-                        ORDERS,
-                        new RouteMatch(SHOP, PathType.PREFIX, "/app"),
-                        to,
-                        Optional.of(PathRewrite.wholePath("/index\\x"))),
-                new HttpRoute(
-                        ORDERS,
-                        new RouteMatch(SHOP, PathType.EXACT, "/old"),
-                        to,
-                        Optional.of(PathRewrite.prefix("/new"))),
-                new HttpRoute(
-                        ORDERS,
-                        new RouteMatch(SHOP, PathType.PREFIX, "/"),
-                        to,
-                        Optional.of(PathRewrite.prefix("/root"))),
-                new HttpRoute(
-                        ORDERS,
-                        new RouteMatch("gone.example.com", PathType.PREFIX, "/"),
-                        List.of(to(RegistryDestination.of("legacy.springcloud"))),
-                        Optional.of(PathRewrite.prefix("/x")))));
+                rewritten(SHOP, PathType.PREFIX, "/dubbo", "orders.springcloud", PathRewrite.prefix("/api")),
+                rewritten(SHOP, PathType.PREFIX, "/strip", "orders.springcloud", PathRewrite.prefix("/")),
+                rewritten(SHOP, PathType.PREFIX, "/app", "orders.springcloud", PathRewrite.wholePath("/index\\x")),
+                rewritten(SHOP, PathType.EXACT, "/old", "orders.springcloud", PathRewrite.prefix("/new")),
+                rewritten(SHOP, PathType.PREFIX, "/", "orders.springcloud", PathRewrite.prefix("/root")),
+                rewritten("gone.example.com", PathType.PREFIX, "/", "legacy.springcloud", PathRewrite.prefix("/x"))));
 
         RouteTranslation t = translate(table);
 
@@ -484,7 +457,7 @@ class IngressRouteTranslatorTest {
         RouteTable table = table(routes(
                 ORDERS,
                 route(ORDERS, "bad_host.example.com", PathType.PREFIX, "/", to(orders)),
-                route(ORDERS, SHOP, PathType.PREFIX, "/", to(orders))));
+                shopRoute("/", to(orders))));
 
         RouteTranslation t = translate(table);
 

@@ -351,26 +351,35 @@ class IstioValidationTest {
 
     @Test
     void virtualService_rewrites_uriOrRegexNeverBoth() {
-        var regex = dev.meshbridge.mcp.api.networking.v1alpha3.RegexRewrite.newBuilder().setMatch("^.*$");
+        var regex = dev.meshbridge.mcp.api.networking.v1alpha3.RegexRewrite.newBuilder()
+                .setMatch("^.*$");
         assertThat(IstioValidation.virtualService(virtualService()
-                        .setHttp(0, routeTo("orders.springcloud", 80)
-                                .setRewrite(dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRewrite.newBuilder()
-                                        .setUriRegexRewrite(regex.setRewrite("/index.html"))))
+                        .setHttp(
+                                0,
+                                routeTo("orders.springcloud", 80)
+                                        .setRewrite(dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRewrite.newBuilder()
+                                                .setUriRegexRewrite(regex.setRewrite("/index.html"))))
                         .build()))
                 .isEmpty();
         assertThat(IstioValidation.virtualService(virtualService()
-                        .setHttp(0, routeTo("orders.springcloud", 80)
-                                .setRewrite(dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRewrite.newBuilder()
-                                        .setUri("/api")
-                                        .setUriRegexRewrite(regex.setRewrite(""))))
+                        .setHttp(
+                                0,
+                                routeTo("orders.springcloud", 80)
+                                        .setRewrite(dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRewrite.newBuilder()
+                                                .setUri("/api")
+                                                .setUriRegexRewrite(regex.setRewrite(""))))
                         .build()))
                 .containsExactly(
                         "http[0]: rewrite may only contain one of URI or UriRegexRewrite",
                         "http[0]: UriRegexRewrite requires both Rewrite and Match fields to be specified");
-        assertThat(IstioValidation.virtualService(virtualService()
-                        .setHttp(0, routeTo("orders.springcloud", 80)
-                                .setRewrite(dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRewrite.getDefaultInstance()))
-                        .build()))
+        assertThat(
+                        IstioValidation.virtualService(virtualService()
+                                .setHttp(
+                                        0,
+                                        routeTo("orders.springcloud", 80)
+                                                .setRewrite(dev.meshbridge.mcp.api.networking.v1alpha3.HTTPRewrite
+                                                        .getDefaultInstance()))
+                                .build()))
                 .containsExactly("http[0]: rewrite must specify at least one of URI, UriRegexRewrite, or authority");
     }
 

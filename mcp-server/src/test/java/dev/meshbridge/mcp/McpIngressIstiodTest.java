@@ -68,6 +68,14 @@ class McpIngressIstiodTest {
                 .collect(Collectors.toMap(Config::name, c -> c.metadata().getVersion(), (a, b) -> a, TreeMap::new));
     }
 
+    /** The versions istiod holds of the Gateways, VirtualServices and DestinationRules, by type URL. */
+    private static Map<String, Map<String, String>> ingressVersions(IstiodMcpClient istiod) {
+        istiod.awaitConfigs(GW, c -> c.size() == 2);
+        Map<String, Map<String, String>> out = new TreeMap<>();
+        for (String type : List.of(GW, VS, DR)) out.put(type, versions(istiod.configs(type)));
+        return out;
+    }
+
     private IstiodMcpClient shopServed() throws Exception {
         bed = new IngressBed(dir).register(orders(), demoApp(DUBBO_AND_TRI)).start();
         bed.copy("shop.yaml");
@@ -157,10 +165,7 @@ class McpIngressIstiodTest {
     @Test
     void endpointChange_noGatewayVirtualServiceOrDestinationRuleReversioned() throws Exception {
         IstiodMcpClient istiod = shopServed();
-        istiod.awaitConfigs(GW, c -> c.size() == 2);
-        Map<String, String> gw = versions(istiod.configs(GW));
-        Map<String, String> vs = versions(istiod.configs(VS));
-        Map<String, String> dr = versions(istiod.configs(DR));
+        Map<String, Map<String, String>> before = ingressVersions(istiod);
         bed.server.idle().join();
         double gwPushes = bed.pushes(McpKind.GATEWAY);
         double vsPushes = bed.pushes(McpKind.VIRTUAL_SERVICE);
@@ -181,20 +186,17 @@ class McpIngressIstiodTest {
         assertThat(bed.pushes(McpKind.GATEWAY)).isEqualTo(gwPushes);
         assertThat(bed.pushes(McpKind.VIRTUAL_SERVICE)).isEqualTo(vsPushes);
         assertThat(bed.pushes(McpKind.DESTINATION_RULE)).isEqualTo(drPushes);
-        assertThat(bed.server.servedVersions(McpKind.GATEWAY).join()).isEqualTo(gw);
-        assertThat(bed.server.servedVersions(McpKind.VIRTUAL_SERVICE).join()).isEqualTo(vs);
-        assertThat(bed.server.servedVersions(McpKind.DESTINATION_RULE).join()).isEqualTo(dr);
+        assertThat(bed.server.servedVersions(McpKind.GATEWAY).join()).isEqualTo(before.get(GW));
+        assertThat(bed.server.servedVersions(McpKind.VIRTUAL_SERVICE).join()).isEqualTo(before.get(VS));
+        assertThat(bed.server.servedVersions(McpKind.DESTINATION_RULE).join()).isEqualTo(before.get(DR));
         assertThat(istiod.responses(VS)).hasSize(vsResponses);
-        assertThat(versions(istiod.configs(VS))).isEqualTo(vs);
+        assertThat(versions(istiod.configs(VS))).isEqualTo(before.get(VS));
     }
 
     @Test
     void routeChange_reversionsOnlyTheVirtualServiceItTouches() throws Exception {
         IstiodMcpClient istiod = shopServed();
-        istiod.awaitConfigs(GW, c -> c.size() == 2);
-        Map<String, String> gw = versions(istiod.configs(GW));
-        Map<String, String> vs = versions(istiod.configs(VS));
-        Map<String, String> dr = versions(istiod.configs(DR));
+        Map<String, Map<String, String>> before = ingressVersions(istiod);
 
         bed.write(
                 "shop.yaml",
@@ -210,13 +212,13 @@ class McpIngressIstiodTest {
                         "exact /api | prefix /api/ -> 50 orders.springcloud:80, 50 demo-provider.dubbo:50051 [shop/api]",
                         "prefix / -> web.shop.svc.cluster.local:8080 [shop/web]");
         Map<String, String> now = versions(changed);
-        assertThat(now.get(name(SHOP))).isEqualTo(vs.get(name(SHOP)));
-        assertThat(now.get(name(WWW))).isNotEqualTo(vs.get(name(WWW)));
+        assertThat(now.get(name(SHOP))).isEqualTo(before.get(VS).get(name(SHOP)));
+        assertThat(now.get(name(WWW))).isNotEqualTo(before.get(VS).get(name(WWW)));
         assertThat(changed.get(name(WWW)).metadata().getCreateTime().getSeconds())
                 .isEqualTo(IngressBed.CREATED.getEpochSecond());
         bed.server.idle().join();
-        assertThat(bed.server.servedVersions(McpKind.GATEWAY).join()).isEqualTo(gw);
-        assertThat(bed.server.servedVersions(McpKind.DESTINATION_RULE).join()).isEqualTo(dr);
+        assertThat(bed.server.servedVersions(McpKind.GATEWAY).join()).isEqualTo(before.get(GW));
+        assertThat(bed.server.servedVersions(McpKind.DESTINATION_RULE).join()).isEqualTo(before.get(DR));
 
         // a new host: its own Gateway and VirtualService appear, the others keep their versions
         bed.write("pay.yaml", """
@@ -233,7 +235,7 @@ class McpIngressIstiodTest {
         Map<String, Config> gateways = istiod.awaitConfigs(GW, c -> c.size() == 3);
         assertThat(IstioRoutes.servers(gateway(gateways.get(name("pay.example.com")))))
                 .containsExactly("HTTP 80 http [pay.example.com]");
-        assertThat(versions(gateways)).containsAllEntriesOf(gw);
+        assertThat(versions(gateways)).containsAllEntriesOf(before.get(GW));
         assertThat(versions(istiod.awaitConfigs(VS, c -> c.size() == 3))).containsAllEntriesOf(now);
     }
 
