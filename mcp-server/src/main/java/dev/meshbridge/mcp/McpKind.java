@@ -1,7 +1,10 @@
 package dev.meshbridge.mcp;
 
 import com.google.protobuf.Descriptors.Descriptor;
+import dev.meshbridge.mcp.api.networking.v1alpha3.DestinationRule;
+import dev.meshbridge.mcp.api.networking.v1alpha3.Gateway;
 import dev.meshbridge.mcp.api.networking.v1alpha3.ServiceEntry;
+import dev.meshbridge.mcp.api.networking.v1alpha3.VirtualService;
 import dev.meshbridge.mcp.api.networking.v1alpha3.WorkloadEntry;
 import java.util.Optional;
 import java.util.Set;
@@ -13,10 +16,17 @@ import java.util.Set;
  * networking.istio.io/v1alpha3/ServiceEntry}, from 1.24 {@code networking.istio.io/v1/ServiceEntry}. Every served
  * version of a kind carries the same resources, whose body is always the {@code istio.networking.v1alpha3} message
  * (Istio's v1 and v1beta1 API types are the v1alpha3 protos). Add a constant here to serve another kind.
+ *
+ * <p>ServiceEntry and WorkloadEntry come from the catalog's services; Gateway, VirtualService and DestinationRule from
+ * its Ingress routes.
  */
 public enum McpKind {
     SERVICE_ENTRY("networking.istio.io", "ServiceEntry", ServiceEntry.getDescriptor()),
-    WORKLOAD_ENTRY("networking.istio.io", "WorkloadEntry", WorkloadEntry.getDescriptor());
+    WORKLOAD_ENTRY("networking.istio.io", "WorkloadEntry", WorkloadEntry.getDescriptor()),
+    /** Made from the Ingress routes ({@link IngressRouteTranslator}), as are the two kinds below. */
+    GATEWAY("networking.istio.io", "Gateway", Gateway.getDescriptor()),
+    VIRTUAL_SERVICE("networking.istio.io", "VirtualService", VirtualService.getDescriptor()),
+    DESTINATION_RULE("networking.istio.io", "DestinationRule", DestinationRule.getDescriptor());
 
     /** API versions istiod has used for these kinds. */
     public static final Set<String> VERSIONS = Set.of("v1alpha3", "v1beta1", "v1");

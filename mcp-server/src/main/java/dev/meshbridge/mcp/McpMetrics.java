@@ -20,12 +20,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code meshbridge.mcp.services.skipped}: catalog services not served because istiod would refuse them;
  *   <li>{@code meshbridge.mcp.skipped}: count of such refusals (each time a service is found invalid);
  *   <li>{@code meshbridge.mcp.endpoints.dropped}: instances of served services left out (no IP address, ...);
+ *   <li>{@code meshbridge.mcp.routes.skipped}: Ingress hosts whose Gateway and VirtualService are not served;
+ *   <li>{@code meshbridge.mcp.routes.unavailable}: route destinations that answer 503 on Istio gateways;
  *   <li>{@code meshbridge.mcp.pushes{kind,protocol}}, {@code meshbridge.mcp.push.size{protocol}} (bytes);
  *   <li>{@code meshbridge.mcp.acks{kind}}, {@code meshbridge.mcp.nacks{kind}};
  *   <li>{@code meshbridge.mcp.apply}: time to apply one catalog snapshot.
  * </ul>
  *
- * <p>{@code kind} is {@code ServiceEntry}, {@code WorkloadEntry} or {@code other}; {@code protocol} is {@code sotw}
+ * <p>{@code kind} is {@code ServiceEntry}, {@code WorkloadEntry}, {@code Gateway}, {@code VirtualService}, {@code
+ * DestinationRule} or {@code other}; {@code protocol} is {@code sotw}
  * or {@code delta}.
  */
 final class McpMetrics {
@@ -34,6 +37,8 @@ final class McpMetrics {
     final AtomicInteger clients = new AtomicInteger();
     final AtomicInteger skippedServices = new AtomicInteger();
     final AtomicLong droppedEndpoints = new AtomicLong();
+    final AtomicInteger routesSkipped = new AtomicInteger();
+    final AtomicInteger routesUnavailable = new AtomicInteger();
     private final Map<McpKind, AtomicLong> resources = new EnumMap<>(McpKind.class);
     private final Counter skipped;
     private final Timer apply;
@@ -50,6 +55,12 @@ final class McpMetrics {
                 .register(registry);
         Gauge.builder("meshbridge.mcp.endpoints.dropped", droppedEndpoints, AtomicLong::get)
                 .description("instances of served services that could not be sent (no IP address, unknown port)")
+                .register(registry);
+        Gauge.builder("meshbridge.mcp.routes.skipped", routesSkipped, AtomicInteger::get)
+                .description("Ingress hosts whose Gateway and VirtualService istiod would refuse, not served")
+                .register(registry);
+        Gauge.builder("meshbridge.mcp.routes.unavailable", routesUnavailable, AtomicInteger::get)
+                .description("route destinations served to istiod as 503 (not in the catalog, not served, no port)")
                 .register(registry);
         for (McpKind kind : McpKind.values()) {
             AtomicLong count = new AtomicLong();

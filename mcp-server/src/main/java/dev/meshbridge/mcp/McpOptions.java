@@ -6,10 +6,13 @@ import dev.meshbridge.core.naming.HostTemplate;
 import dev.meshbridge.core.naming.Labels;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The {@code mcp:} section of {@code bridge.yaml}: where the MCP server listens and how the Istio resources it serves
@@ -18,7 +21,7 @@ import java.util.Set;
  * @param enabled whether the bridge runs the MCP server at all
  * @param bindAddress address to listen on ({@code 0.0.0.0} for every IPv4 interface)
  * @param port port to listen on; 0 picks a free one ({@link McpServer#port()} tells which)
- * @param namespace namespace of every generated resource (metadata name {@code namespace/name})
+ * @param namespace namespace of every ServiceEntry and WorkloadEntry (metadata name {@code namespace/name})
  * @param revision value of the {@code istio.io/rev} label on every resource, empty for none
  * @param exportTo {@code exportTo} of every ServiceEntry; empty exports to all namespaces
  * @param endpointMode inline endpoints, or a workloadSelector plus one WorkloadEntry per instance
@@ -26,6 +29,7 @@ import java.util.Set;
  *     {registryType}}; must use {@code {host}} so names stay unique
  * @param initialSyncTimeout how long the server holds its first responses while the registries do their first sync
  *     (it answers at once after {@link McpServer#markCatalogReady()})
+ * @param ingress how the Ingress routes of the catalog become Gateways, VirtualServices and DestinationRules
  */
 public record McpOptions(
         boolean enabled,
@@ -36,7 +40,8 @@ public record McpOptions(
         List<String> exportTo,
         EndpointMode endpointMode,
         HostTemplate resourceName,
-        Duration initialSyncTimeout) {
+        Duration initialSyncTimeout,
+        Ingress ingress) {
 
     public static final int DEFAULT_PORT = 15051;
     public static final String DEFAULT_NAMESPACE = "meshbridge";
@@ -55,6 +60,100 @@ public record McpOptions(
          * instance's labels), for users who select subsets or policies by instance labels.
          */
         WORKLOAD_ENTRY
+    }
+
+    /**
+     * The {@code ingress:} part of the {@code mcp:} section: how the Ingress routes become Istio resources.
+     *
+     * @param enabled serve Gateways, VirtualServices and DestinationRules for the routes (there are none without an
+     *     Ingress source)
+     * @param namespace namespace of those resources; the gateway proxies' own namespace lets them use a {@code
+     *     kubernetes-gateway://} credential (istiod checks that the Gateway is in the proxy's namespace)
+     * @param gatewaySelector labels of the gateway pods the Gateways apply to
+     * @param credentialForm how a Gateway names the TLS Secret of an Ingress
+     */
+    public record Ingress(
+            boolean enabled, String namespace, Map<String, String> gatewaySelector, CredentialForm credentialForm) {
+
+        public static final String DEFAULT_NAMESPACE = "istio-system";
+        public static final Map<String, String> DEFAULT_SELECTOR = Map.of("istio", "ingressgateway");
+
+        public Ingress {
+            Objects.requireNonNull(namespace, "namespace");
+            Objects.requireNonNull(credentialForm, "credentialForm");
+            gatewaySelector = Collections.unmodifiableSortedMap(new TreeMap<>(gatewaySelector));
+            String problem = namespaceProblem(namespace);
+            if (problem != null) throw new IllegalArgumentException(problem);
+            problem = selectorProblem(gatewaySelector);
+            if (problem != null) throw new IllegalArgumentException(problem);
+        }
+
+        public static Ingress defaults() {
+            return new Ingress(true, DEFAULT_NAMESPACE, DEFAULT_SELECTOR, CredentialForm.KUBERNETES_GATEWAY);
+        }
+
+        /** The {@code credentialName} of a Secret, in this form. */
+        public String credentialName(String secretNamespace, String secretName) {
+            return credentialForm.credentialName(secretNamespace, secretName);
+        }
+
+        static Ingress parse(ConfigNode section) {
+            Ingress d = defaults();
+            boolean enabled = section.bool("enabled", true);
+            String namespace = section.string("namespace", DEFAULT_NAMESPACE);
+            String problem = namespace == null ? null : namespaceProblem(namespace);
+            if (problem != null) section.problem("namespace", problem);
+            if (namespace == null || problem != null) namespace = d.namespace();
+            Map<String, String> selector =
+                    section.has("gatewaySelector") ? section.stringMap("gatewaySelector") : DEFAULT_SELECTOR;
+            problem = selectorProblem(selector);
+            if (problem != null) {
+                section.problem("gatewaySelector", problem);
+                selector = DEFAULT_SELECTOR;
+            }
+            CredentialForm form =
+                    section.enumValue("credentialForm", CredentialForm.class, CredentialForm.KUBERNETES_GATEWAY);
+            return new Ingress(enabled, namespace, selector, form);
+        }
+
+        private static String selectorProblem(Map<String, String> selector) {
+            if (selector.isEmpty()) {
+                return "gatewaySelector must name at least one label (an empty selector would apply the Gateways to"
+                        + " every proxy)";
+            }
+            for (Map.Entry<String, String> l : selector.entrySet()) {
+                if (!Labels.isValidKey(l.getKey()) || !Labels.isValidValue(l.getValue())) {
+                    return "gatewaySelector label '" + l.getKey() + ": " + l.getValue()
+                            + "' is not a valid Kubernetes label";
+                }
+            }
+            return null;
+        }
+    }
+
+    /** How a Gateway server names the Kubernetes Secret of an Ingress TLS section in {@code credentialName}. */
+    public enum CredentialForm {
+        /**
+         * {@code kubernetes-gateway://<namespace>/<name>}: read by istiod from the config cluster; allowed when the
+         * Gateway, the gateway proxy and the Secret share a namespace, or when a ReferenceGrant in the Secret's
+         * namespace allows it.
+         */
+        KUBERNETES_GATEWAY,
+        /**
+         * {@code <namespace>/<name>} (istiod reads it as {@code kubernetes://<namespace>/<name>}): allowed when the
+         * Secret is in the gateway proxy's namespace, wherever the Gateway is.
+         */
+        NAMESPACE_NAME,
+        /** {@code <name>}: a Secret of that name in the gateway proxy's namespace (a copy of the Ingress's). */
+        NAME;
+
+        public String credentialName(String secretNamespace, String secretName) {
+            return switch (this) {
+                case KUBERNETES_GATEWAY -> "kubernetes-gateway://" + secretNamespace + "/" + secretName;
+                case NAMESPACE_NAME -> secretNamespace + "/" + secretName;
+                case NAME -> secretName;
+            };
+        }
     }
 
     public McpOptions {
@@ -77,6 +176,7 @@ public record McpOptions(
         }
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
+        Objects.requireNonNull(ingress, "ingress");
     }
 
     /** Everything at its default. */
@@ -100,6 +200,7 @@ public record McpOptions(
         b.endpointMode = endpointMode;
         b.resourceName = resourceName;
         b.initialSyncTimeout = initialSyncTimeout;
+        b.ingress = ingress;
         return b;
     }
 
@@ -146,6 +247,7 @@ public record McpOptions(
         Duration timeout = section.duration("initialSyncTimeout", DEFAULT_INITIAL_SYNC_TIMEOUT);
         if (timeout.isNegative()) section.problem("initialSyncTimeout", "must not be negative");
         else b.initialSyncTimeout(timeout);
+        b.ingress(Ingress.parse(section.section("ingress")));
         return b.build();
     }
 
@@ -190,6 +292,7 @@ public record McpOptions(
         private EndpointMode endpointMode = EndpointMode.INLINE;
         private HostTemplate resourceName = HostTemplate.parse(DEFAULT_RESOURCE_NAME, NAME_VARIABLES);
         private Duration initialSyncTimeout = DEFAULT_INITIAL_SYNC_TIMEOUT;
+        private Ingress ingress = Ingress.defaults();
 
         private Builder() {}
 
@@ -242,6 +345,11 @@ public record McpOptions(
             return this;
         }
 
+        public Builder ingress(Ingress ingress) {
+            this.ingress = ingress;
+            return this;
+        }
+
         public McpOptions build() {
             return new McpOptions(
                     enabled,
@@ -252,7 +360,8 @@ public record McpOptions(
                     exportTo,
                     endpointMode,
                     resourceName,
-                    initialSyncTimeout);
+                    initialSyncTimeout,
+                    ingress);
         }
     }
 }

@@ -40,6 +40,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -71,7 +72,10 @@ import org.slf4j.LoggerFactory;
  *   <li>it holds its first answers until {@link #markCatalogReady()} or {@link McpOptions#initialSyncTimeout()}, so
  *       an istiod connected to a restarting bridge does not see a half-filled catalog and drop the rest;
  *   <li>a resource keeps its creation time for as long as it exists, and its version changes only with its content;
- *   <li>services istiod would refuse are not sent; they are logged, counted and listed by {@code /debug/mcp}.
+ *   <li>services istiod would refuse are not sent; they are logged, counted and listed by {@code /debug/mcp};
+ *   <li>the snapshot's Ingress routes become Gateways, VirtualServices and DestinationRules ({@link
+ *       IngressRouteTranslator}), translated again only when the route table changes or a host it names changes its
+ *       served ports (never for an endpoint), and only the resources whose content changed get a new version.
  * </ol>
  *
  * <p>Lifecycle: {@link #start()} once; {@link #close()} ends the streams and stops the server; a second close does
@@ -92,6 +96,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private final McpOptions options;
     private final Clock clock;
     private final ServiceEntryTranslator translator;
+    private final IngressRouteTranslator routeTranslator;
     private final McpMetrics metrics;
     private final ScheduledThreadPoolExecutor executor;
     private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
@@ -104,6 +109,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private final Set<String> conflicted = new HashSet<>();
     private final Map<Long, McpStream> streams = new LinkedHashMap<>();
     private MeshSnapshot applied;
+    private RouteTranslation routes;
     private boolean ready;
     private int refusedCount;
     private long noteCount;
@@ -138,6 +144,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         this.options = Objects.requireNonNull(options, "options");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.translator = new ServiceEntryTranslator(options);
+        this.routeTranslator = new IngressRouteTranslator(options);
         this.metrics = new McpMetrics(Objects.requireNonNull(meterRegistry, "meterRegistry"));
         for (McpKind kind : McpKind.values()) tables.put(kind, new ResourceTable());
         this.executor = new ScheduledThreadPoolExecutor(1, r -> {
@@ -374,9 +381,14 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             MeshService service = snapshot.service(host);
             if (service != null) freed |= applyService(host, service, changed, false);
         }
+        Set<String> examined = new HashSet<>(hosts);
         if (freed && !conflicted.isEmpty()) {
-            for (String host : List.copyOf(conflicted)) applyService(host, snapshot.service(host), changed, true);
+            for (String host : List.copyOf(conflicted)) {
+                applyService(host, snapshot.service(host), changed, true);
+                examined.add(host);
+            }
         }
+        applyRoutes(snapshot, examined, changed);
         applied = snapshot;
         for (McpKind kind : McpKind.values())
             metrics.resources(kind, tables.get(kind).size());
@@ -386,6 +398,110 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         if (!changed.isEmpty()) {
             if (log.isDebugEnabled()) log.debug("snapshot {} changed {}", snapshot, changed);
             for (McpStream stream : streams.values()) stream.push(changed.keySet(), changed);
+        }
+    }
+
+    /**
+     * Brings the Gateways, VirtualServices and DestinationRules up to date with the snapshot's routes: translated again
+     * when the table changed or a host it names changed what istiod gets for it (present, served, ports); resources
+     * with unchanged content keep their version and creation time.
+     */
+    private void applyRoutes(MeshSnapshot snapshot, Set<String> examined, Map<McpKind, Set<String>> changed) {
+        if (!options.ingress().enabled()) return;
+        IngressRouteTranslator.Catalog catalog = catalogView(snapshot);
+        RouteTranslation previous = routes;
+        boolean stale = previous == null
+                || !previous.tableVersion().equals(snapshot.routes().version());
+        if (!stale) {
+            // only a host whose service was looked at in this snapshot can have changed for the routes
+            SortedMap<String, Long> deps = previous.dependencies();
+            boolean fewer = examined.size() < deps.size();
+            for (String host : fewer ? examined : deps.keySet()) {
+                Long before = deps.get(host);
+                if (before == null || (!fewer && !examined.contains(host))) continue;
+                if (IngressRouteTranslator.signature(catalog, host) != before) {
+                    stale = true;
+                    break;
+                }
+            }
+        }
+        if (!stale) return;
+        RouteTranslation next;
+        try {
+            next = routeTranslator.translate(snapshot.routes(), catalog);
+        } catch (RuntimeException e) {
+            // a bug must not take the services down with it: keep the last good routes
+            log.error(
+                    "ingress routes version={}: translation failed; keeping the last ones",
+                    snapshot.routes().version(),
+                    e);
+            return;
+        }
+        Map<McpKind, Set<String>> keep = serve(next.resources(), changed);
+        if (previous != null) {
+            for (McpResource r : previous.resources()) {
+                if (keep.getOrDefault(r.kind(), Set.of()).contains(r.fullName())) continue;
+                if (tables.get(r.kind()).remove(r.fullName()) != null) {
+                    changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+                }
+            }
+        }
+        routes = next;
+        reportRoutes(previous, next);
+    }
+
+    /** What the route translation may know of the catalog: hosts, and the ports of those served as ServiceEntries. */
+    private IngressRouteTranslator.Catalog catalogView(MeshSnapshot snapshot) {
+        return new IngressRouteTranslator.Catalog() {
+            @Override
+            public List<dev.meshbridge.core.model.ServicePort> servedPorts(String host) {
+                MeshService service = snapshot.service(host);
+                Applied a = translations.get(host);
+                return service == null || a == null || !a.served() ? null : service.ports();
+            }
+
+            @Override
+            public boolean contains(String host) {
+                return snapshot.service(host) != null;
+            }
+        };
+    }
+
+    private void reportRoutes(RouteTranslation previous, RouteTranslation next) {
+        List<RouteTranslation.Skipped> oldSkipped = previous == null ? List.of() : previous.skipped();
+        for (RouteTranslation.Skipped s : next.skipped()) {
+            if (!oldSkipped.contains(s)) {
+                log.warn("ingress host={} is not served to istiod, which would refuse it: {}", s.host(), s.reasons());
+            }
+        }
+        for (RouteTranslation.Skipped s : oldSkipped) {
+            if (next.skipped().stream().noneMatch(n -> n.host().equals(s.host()))) {
+                log.info("ingress host={} is served to istiod again", s.host());
+            }
+        }
+        List<String> oldUnavailable = previous == null ? List.of() : previous.unavailable();
+        for (String u : next.unavailable()) {
+            if (!oldUnavailable.contains(u)) log.info("ingress route answers 503 on istio gateways: {}", u);
+        }
+        for (String u : oldUnavailable) {
+            if (!next.unavailable().contains(u)) log.info("ingress route no longer answers 503: {}", u);
+        }
+        List<String> oldNotes = previous == null ? List.of() : previous.notes();
+        for (String n : next.notes()) {
+            if (!oldNotes.contains(n)) log.warn("ingress: {}", n);
+        }
+        metrics.routesSkipped.set(next.skipped().size());
+        metrics.routesUnavailable.set(next.unavailable().size());
+        if (previous == null
+                || !previous.tableVersion().equals(next.tableVersion())
+                || previous.resources().size() != next.resources().size()) {
+            log.info(
+                    "ingress routes version={} served to istiod as {} resources ({} hosts skipped, {} destinations"
+                            + " answering 503)",
+                    next.tableVersion(),
+                    next.resources().size(),
+                    next.skipped().size(),
+                    next.unavailable().size());
         }
     }
 
@@ -446,25 +562,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     }
 
     private boolean replace(Applied old, ServiceTranslation next, Map<McpKind, Set<String>> changed) {
-        Map<McpKind, Set<String>> keep = new EnumMap<>(McpKind.class);
-        if (next != null) {
-            Timestamp now = null;
-            for (McpResource r : next.resources()) {
-                keep.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
-                ResourceTable table = tables.get(r.kind());
-                Served previous = table.get(r.fullName());
-                if (previous != null && previous.version().equals(r.version())) continue;
-                Timestamp created;
-                if (previous != null) {
-                    created = previous.createTime();
-                } else {
-                    if (now == null) now = timestamp(clock.instant());
-                    created = now;
-                }
-                table.put(new Served(r.fullName(), r.version(), r.host(), created, r.toAny(created)));
-                changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
-            }
-        }
+        Map<McpKind, Set<String>> keep = next == null ? new EnumMap<>(McpKind.class) : serve(next.resources(), changed);
         boolean freed = false;
         if (old != null) {
             for (Applied.Ref r : old.resources()) {
@@ -477,6 +575,33 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             }
         }
         return freed;
+    }
+
+    /**
+     * Puts resources into their tables: a resource whose version is served already is left alone, a changed one keeps
+     * its creation time, a new one gets the current time.
+     *
+     * @return the names of the given resources by kind
+     */
+    private Map<McpKind, Set<String>> serve(List<McpResource> resources, Map<McpKind, Set<String>> changed) {
+        Map<McpKind, Set<String>> names = new EnumMap<>(McpKind.class);
+        Timestamp now = null;
+        for (McpResource r : resources) {
+            names.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+            ResourceTable table = tables.get(r.kind());
+            Served existing = table.get(r.fullName());
+            if (existing != null && existing.version().equals(r.version())) continue;
+            Timestamp created;
+            if (existing != null) {
+                created = existing.createTime();
+            } else {
+                if (now == null) now = timestamp(clock.instant());
+                created = now;
+            }
+            table.put(new Served(r.fullName(), r.version(), r.host(), created, r.toAny(created)));
+            changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
+        }
+        return names;
     }
 
     private void account(Applied t, int sign) {
@@ -565,8 +690,14 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             List<ClientView> clients,
             List<ServiceView> skipped,
             List<ServiceView> droppedEndpoints,
+            String routesVersion,
+            List<RouteView> routesSkipped,
+            List<String> routesUnavailable,
             List<ServedView> served,
             boolean servedTruncated) {}
+
+    /** Ingress resources of a host that are not served, and why. */
+    public record RouteView(String host, String name, List<String> reasons) {}
 
     /** The last NACK on a type. */
     public record Nack(String nonce, String version, String message, Instant at) {}
@@ -657,6 +788,18 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             if (!t.served()) skipped.add(new ServiceView(t.host(), t.registry(), t.problems()));
             if (!t.notes().isEmpty()) dropped.add(new ServiceView(t.host(), t.registry(), t.notes()));
         }
+        List<RouteView> routesSkipped = new ArrayList<>();
+        List<String> routesUnavailable = new ArrayList<>();
+        if (routes != null) {
+            for (RouteTranslation.Skipped s : routes.skipped()) {
+                if (hostFilter.isEmpty() || s.host().contains(hostFilter)) {
+                    routesSkipped.add(new RouteView(s.host(), s.name(), s.reasons()));
+                }
+            }
+            for (String u : routes.unavailable()) {
+                if (hostFilter.isEmpty() || u.contains(hostFilter)) routesUnavailable.add(u);
+            }
+        }
         List<ClientView> clients = new ArrayList<>();
         for (McpStream s : streams.values()) clients.add(s.view());
         Server s = server;
@@ -671,6 +814,9 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 clients,
                 skipped,
                 dropped,
+                routes == null ? "" : routes.tableVersion(),
+                routesSkipped,
+                routesUnavailable,
                 served,
                 truncated);
     }

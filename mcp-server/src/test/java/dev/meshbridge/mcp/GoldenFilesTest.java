@@ -76,8 +76,14 @@ class GoldenFilesTest {
             if (i > 0) json.append(",\n");
             json.append(JSON.print(t.resources().get(i).toResource(CREATED)));
         }
-        String actual = json.append("\n]\n").toString();
+        assertGolden(name, json.append("\n]\n").toString());
+    }
 
+    /**
+     * Compares {@code actual} with {@code src/test/resources/golden/<name>.json}; writes the file first when the system
+     * property {@code golden.update} is true.
+     */
+    static void assertGolden(String name, String actual) throws java.io.IOException {
         Path file = Path.of("src/test/resources/golden", name + ".json");
         if (Boolean.getBoolean("golden.update")) {
             Files.createDirectories(file.getParent());

@@ -9,7 +9,10 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.meshbridge.mcp.api.mcp.v1alpha1.Metadata;
 import dev.meshbridge.mcp.api.mcp.v1alpha1.Resource;
+import dev.meshbridge.mcp.api.networking.v1alpha3.DestinationRule;
+import dev.meshbridge.mcp.api.networking.v1alpha3.Gateway;
 import dev.meshbridge.mcp.api.networking.v1alpha3.ServiceEntry;
+import dev.meshbridge.mcp.api.networking.v1alpha3.VirtualService;
 import dev.meshbridge.mcp.api.networking.v1alpha3.WorkloadEntry;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
@@ -212,6 +215,24 @@ final class IstiodMcpClient implements AutoCloseable {
         return (WorkloadEntry) c.spec();
     }
 
+    static Gateway gateway(Config c) {
+        return (Gateway) c.spec();
+    }
+
+    static VirtualService virtualService(Config c) {
+        return (VirtualService) c.spec();
+    }
+
+    static DestinationRule destinationRule(Config c) {
+        return (DestinationRule) c.spec();
+    }
+
+    /** istiod decodes a body with the schema of the collection it came in: the kind in the type URL must match. */
+    private static boolean bodyFits(String typeUrl, Message spec) {
+        String kind = typeUrl.substring(typeUrl.lastIndexOf('/') + 1);
+        return spec.getDescriptorForType().getName().equals(kind);
+    }
+
     private synchronized void send(DiscoveryRequest r) {
         sent.add(r);
         requests.onNext(r);
@@ -281,7 +302,11 @@ final class IstiodMcpClient implements AutoCloseable {
             Message spec;
             if (body.is(ServiceEntry.class)) spec = body.unpack(ServiceEntry.class);
             else if (body.is(WorkloadEntry.class)) spec = body.unpack(WorkloadEntry.class);
+            else if (body.is(Gateway.class)) spec = body.unpack(Gateway.class);
+            else if (body.is(VirtualService.class)) spec = body.unpack(VirtualService.class);
+            else if (body.is(DestinationRule.class)) spec = body.unpack(DestinationRule.class);
             else return null;
+            if (!bodyFits(typeUrl, spec)) return null;
             return new Config(r.getMetadata(), spec);
         } catch (InvalidProtocolBufferException e) {
             return null;

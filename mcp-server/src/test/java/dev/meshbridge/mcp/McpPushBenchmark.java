@@ -162,7 +162,7 @@ class McpPushBenchmark {
         return rt.totalMemory() - rt.freeMemory();
     }
 
-    private static String cost(long[] from, long[] to, long wallNanos) {
+    static String cost(long[] from, long[] to, long wallNanos) {
         return String.format(
                 "server thread CPU %.2f ms, allocated %.1f MB%s",
                 (to[0] - from[0]) / 1e6,
@@ -170,7 +170,7 @@ class McpPushBenchmark {
                 wallNanos < 0 ? "" : String.format(", wall %.0f ms", wallNanos / 1e6));
     }
 
-    private static long changedVersions(Map<String, String> before, Map<String, String> after) {
+    static long changedVersions(Map<String, String> before, Map<String, String> after) {
         long n = after.entrySet().stream()
                 .filter(e -> !e.getValue().equals(before.get(e.getKey())))
                 .count();
