@@ -234,23 +234,11 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     /** The {@code /debug/mcp} page. */
     public DebugSource debugSource() {
-        return new DebugSource() {
-            @Override
-            public String name() {
-                return "mcp";
-            }
-
-            @Override
-            public String description() {
-                return "MCP server for istiod: connected clients, subscribed types, ACKed versions, NACKs, served and"
-                        + " skipped resources (filters: kind, host, limit)";
-            }
-
-            @Override
-            public Object debug(Map<String, String> query) {
-                return debugView(query);
-            }
-        };
+        return DebugSource.of(
+                "mcp",
+                "MCP server for istiod: connected clients, subscribed types, ACKed versions, NACKs, served and"
+                        + " skipped resources (filters: kind, host, limit)",
+                this::debugView);
     }
 
     @Override

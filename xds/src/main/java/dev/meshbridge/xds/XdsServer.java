@@ -201,23 +201,11 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
 
     /** The {@code /debug/xds} page: connected clients and their sync status per type, NACKs, skipped resources. */
     public DebugSource debugSource() {
-        return new DebugSource() {
-            @Override
-            public String name() {
-                return "xds";
-            }
-
-            @Override
-            public String description() {
-                return "xDS clients (node, subscriptions, sent and ACKed versions per type, NACKs; filter ?node=&type=)"
-                        + " and resources left out";
-            }
-
-            @Override
-            public Object debug(Map<String, String> query) {
-                return debugView(query);
-            }
-        };
+        return DebugSource.of(
+                "xds",
+                "xDS clients (node, subscriptions, sent and ACKed versions per type, NACKs; filter ?node=&type=)"
+                        + " and resources left out",
+                this::debugView);
     }
 
     @Override
