@@ -4,9 +4,6 @@ import dev.meshbridge.bench.baseline.BaselineServer;
 import dev.meshbridge.core.aggregate.ServiceAggregator;
 import dev.meshbridge.xds.EnvoyTranslator;
 import java.io.IOException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 
 /** The same aggregator serving through java-control-plane's SimpleCache, a whole snapshot per change. */
 final class BaselineTarget extends Target {
@@ -40,17 +37,7 @@ final class BaselineTarget extends Target {
 
     @Override
     void awaitServed(long sequence, long timeoutMillis) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (server.servedSequence() < sequence) {
-            if (System.nanoTime() > deadline) {
-                throw new TimeoutException("the baseline did not set a snapshot of sequence " + sequence);
-            }
-            LockSupport.parkNanos(200_000);
-        }
-    }
-
-    long snapshotsSet() {
-        return server.snapshotsSet();
+        awaitSequence(server::servedSequence, sequence, timeoutMillis, "the baseline");
     }
 
     @Override

@@ -195,10 +195,12 @@ final class Bench {
         world.call(LONG, "arm");
         log("%s: %s window, %d changes at %.0f/s", side.name, label, changes, load.rate());
         JfrProfile recording = profile ? new JfrProfile(work.resolve(side.name + "-" + label + ".jfr")) : null;
+        w.loadBefore = Machine.currentLoadAverage();
         ThreadCost before = ThreadCost.now();
         make.make();
         target.settle(LONG);
         ThreadCost after = ThreadCost.now();
+        w.loadAfter = Machine.currentLoadAverage();
         if (recording != null) w.profile = recording.stop();
         w.changes = changes;
         w.cost = after.since(before);

@@ -9,8 +9,6 @@ import dev.meshbridge.xds.XdsServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 
 /** The bridge as bridge-app wires it: the aggregator, the xDS server and the MCP server, default options. */
 final class BridgeTarget extends Target {
@@ -50,11 +48,7 @@ final class BridgeTarget extends Target {
 
     @Override
     void awaitServed(long sequence, long timeoutMillis) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (xds.servedSequence() < sequence) {
-            if (System.nanoTime() > deadline) throw new TimeoutException("xDS did not apply sequence " + sequence);
-            LockSupport.parkNanos(200_000);
-        }
+        awaitSequence(xds::servedSequence, sequence, timeoutMillis, "the xDS server");
         // the MCP server was handed the snapshot before the harness's listener saw it
         McpProbe.idle(mcp).get(timeoutMillis, TimeUnit.MILLISECONDS);
     }

@@ -57,13 +57,15 @@ final class Figures {
                 "ADS fleet: " + latency(base.steady.report, "delta.toAll") + undelivered(base.steady.report, "delta")
                         + connected(base.steady),
                 ratio(num(base.steady.report, "delta.toAll.p99"), num(b.steady.report, "delta.toAll.p99"), "p99")
-                        + " (ADS fleet)",
+                        + (num(base.steady.connect, "synced") < num(b.steady.connect, "synced")
+                                ? " (ADS fleet; the baseline with fewer streams)"
+                                : " (ADS fleet)"),
                 verdict(plainMet && istiodMet));
         if (!plainMet) {
             out.note(
                     "**Event to Delta response, ADS fleet (missed: " + latency(b.steady.report, "delta.toAll") + ").** "
                             + latencyBreakdown(b.steady.report, "delta") + cpuPicture(b.steady) + " "
-                            + probe(b.steady.report, "delta"));
+                            + probe(b.steady.report, "delta") + xdsThread(b.steady));
         }
         if (!istiodMet) {
             out.note("**Event to Delta response with istiod connected (missed: "
@@ -106,11 +108,47 @@ final class Figures {
         double bridgeShare = w.cores();
         double worldShare = num(w.report, "worldCpuMs") * 1e6 / Math.max(1.0, w.wall);
         return " In the window the bridge JVM used " + fmt("%.2f", bridgeShare) + " cores and the load JVM "
-                + fmt("%.2f", worldShare) + " cores of " + fmt("%.0f", cores) + " (load average at start "
-                + r.machine.loadAverage() + "): "
-                + (bridgeShare + worldShare > cores * 0.8
-                        ? "the machine was CPU-bound, so queueing for a core is part of every latency."
+                + fmt("%.2f", worldShare) + " cores of " + fmt("%.0f", cores) + " (load average at the window's start "
+                + w.loadBefore + ", at its end " + w.loadAfter + "): "
+                + (bridgeShare + worldShare > cores * 0.8 || oneMinute(w) > cores
+                        ? "the machine was CPU-bound (the two JVMs, and the other processes the load average counts),"
+                                + " so queueing for a core is part of every latency."
                         : "the machine had idle CPU, so the latency is the pipeline's own.");
+    }
+
+    /** Where the xDS thread's time went in a window, from its JFR samples, and the fix for the scan when it shows. */
+    private static String xdsThread(Side.Window w) {
+        JfrProfile.Group g = JfrProfile.group(w.profile, "xds");
+        if (g == null || g.samples() < 20) return "";
+        double scan = g.inclusiveShare("xds.XdsCore.changed");
+        double send = g.inclusiveShare("xds.XdsStream.send");
+        double acks = g.inclusiveShare("xds.XdsCore.onDeltaRequest") + g.inclusiveShare("xds.XdsCore.onSotwRequest");
+        String out = fmt(
+                " The xDS thread used %.0f ms of CPU in the window and the gRPC transport threads %.0f ms; of the xDS"
+                        + " thread's JFR samples, %.0f%% are in `XdsCore.changed`, %.0f%% in `XdsStream.send` (building"
+                        + " and serializing responses, handing frames to Netty) and %.0f%% handling ACKs.",
+                ThreadCost.sum(w.cost, "xds").cpu() / 1e6,
+                ThreadCost.sum(w.cost, "grpc-transport").cpu() / 1e6,
+                100 * scan,
+                100 * send,
+                100 * acks);
+        if (scan >= 0.2) {
+            out += " `XdsCore.changed` visits every connected stream for every changed resource to find its"
+                    + " subscribers (`TypeState.subscribes` on each), so each change costs O(streams) on the one thread"
+                    + " that also sends every push and reads every ACK, although most changes have one or two"
+                    + " subscribers. Fix: keep, per resource, the streams subscribed to it by name (and per type the"
+                    + " wildcard streams), updated where subscriptions change (`onSotwRequest`, `onDeltaRequest`,"
+                    + " `unregister`), so that a change visits only its subscribers.";
+        }
+        return out;
+    }
+
+    private static double oneMinute(Side.Window w) {
+        try {
+            return Double.parseDouble(w.loadAfter.split(" ")[0]);
+        } catch (RuntimeException e) {
+            return 0;
+        }
     }
 
     // ------------------------------------------------------------------ 2
@@ -144,52 +182,55 @@ final class Figures {
 
     // ------------------------------------------------------------------ 3
 
+    /** One cold ingest as measured: to the first complete snapshot, to served, and the heap it retained. */
+    private record Ingest(long millis, long servedMillis, long retained) {
+        boolean met() {
+            return millis >= 0 && millis <= 15_000 && retained <= 150 * MB;
+        }
+    }
+
     private void coldIngest() {
-        String goal = "<= 15 s, retained heap <= 150 MB";
-        boolean spiMet = b.ingestMillis >= 0 && b.ingestMillis <= 15_000 && b.retainedBytes <= 150 * MB;
-        out.figure(
+        ingestFigure(
                 "cold ingest of " + fmt("%,d x %d", r.load.services(), r.load.instances())
                         + " to the first complete snapshot: watcher SPI",
-                goal,
-                ingest(b.ingestMillis, b.servedMillis, b.retainedBytes, BRIDGE_SERVED),
-                ingest(base.ingestMillis, base.servedMillis, base.retainedBytes, BASELINE_SERVED),
-                ratio(base.servedMillis, b.servedMillis, "served") + ", "
-                        + ratio(base.retainedBytes, b.retainedBytes, "heap"),
-                b.ingestMillis < 0 ? Verdict.NOT_MEASURED : verdict(spiMet));
-        boolean zkMet = b.zkIngestMillis >= 0 && b.zkIngestMillis <= 15_000 && b.zkRetainedBytes <= 150 * MB;
-        out.figure(
+                new Ingest(b.ingestMillis, b.servedMillis, b.retainedBytes),
+                new Ingest(base.ingestMillis, base.servedMillis, base.retainedBytes),
+                "**Cold ingest through the SPI (missed: %s).** The retained heap holds the aggregator's catalog (shards"
+                        + " and the published snapshot share the endpoint records), the xDS index (every resource"
+                        + " serialized once, plus its Delta wrapper) and the MCP tables (every ServiceEntry"
+                        + " serialized).");
+        ingestFigure(
                 "cold ingest of " + fmt("%,d x %d", r.load.zkServices(), r.load.zkInstances())
                         + ": real ZooKeeper watcher",
-                goal,
-                ingest(b.zkIngestMillis, b.zkServedMillis, b.zkRetainedBytes, BRIDGE_SERVED),
-                ingest(base.zkIngestMillis, base.zkServedMillis, base.zkRetainedBytes, BASELINE_SERVED),
-                ratio(base.zkServedMillis, b.zkServedMillis, "served") + ", "
-                        + ratio(base.zkRetainedBytes, b.zkRetainedBytes, "heap"),
-                b.zkIngestMillis < 0 ? Verdict.NOT_MEASURED : verdict(zkMet));
-        if (b.ingestMillis >= 0 && !spiMet) {
-            out.note("**Cold ingest through the SPI (missed: "
-                    + ingest(b.ingestMillis, b.servedMillis, b.retainedBytes, BRIDGE_SERVED)
-                    + ").** The retained heap holds the aggregator's catalog (shards and the published snapshot share "
-                    + "the endpoint records), the xDS index (every resource serialized once, plus its Delta wrapper) and "
-                    + "the MCP tables (every ServiceEntry serialized).");
-        }
-        if (b.zkIngestMillis >= 0 && !zkMet) {
-            out.note("**Cold ingest from ZooKeeper (missed: "
-                    + ingest(b.zkIngestMillis, b.zkServedMillis, b.zkRetainedBytes, BRIDGE_SERVED)
-                    + ").** Reading " + fmt("%,d", (long) r.load.zkServices() * r.load.zkInstances()) + " znodes means "
-                    + fmt("%,d", r.load.zkServices())
-                    + " child listings and as many watches set, answered by the ZooKeeper "
-                    + "server in the load JVM on the same cores; the watcher's own CPU is a fraction of it (see "
-                    + "registries/zookeeper/README.md).");
-        }
+                new Ingest(b.zkIngestMillis, b.zkServedMillis, b.zkRetainedBytes),
+                new Ingest(base.zkIngestMillis, base.zkServedMillis, base.zkRetainedBytes),
+                "**Cold ingest from ZooKeeper (missed: %s).** Reading "
+                        + fmt("%,d", (long) r.load.zkServices() * r.load.zkInstances()) + " znodes means "
+                        + fmt("%,d", r.load.zkServices()) + " child listings and as many watches set, answered by the"
+                        + " ZooKeeper server in the load JVM on the same cores; the watcher's own CPU is a fraction of"
+                        + " it (see registries/zookeeper/README.md).");
+    }
+
+    private void ingestFigure(String figure, Ingest bridge, Ingest baseline, String missNote) {
+        out.figure(
+                figure,
+                "<= 15 s, retained heap <= 150 MB",
+                ingest(bridge, BRIDGE_SERVED),
+                ingest(baseline, BASELINE_SERVED),
+                ratio(baseline.servedMillis(), bridge.servedMillis(), "served") + ", "
+                        + ratio(baseline.retained(), bridge.retained(), "heap"),
+                bridge.millis() < 0 ? Verdict.NOT_MEASURED : verdict(bridge.met()));
+        if (bridge.millis() >= 0 && !bridge.met()) out.note(String.format(missNote, ingest(bridge, BRIDGE_SERVED)));
     }
 
     private static final String BRIDGE_SERVED = "translated and indexed for xDS and MCP";
     private static final String BASELINE_SERVED = "translated and set into SimpleCache";
 
-    private static String ingest(long millis, long served, long retained, String servedBy) {
-        if (millis < 0) return "-";
-        return fmt("%.1f s (%s at %.1f s), retained %.0f MB", millis / 1e3, servedBy, served / 1e3, retained / MB);
+    private static String ingest(Ingest i, String servedBy) {
+        if (i.millis() < 0) return "-";
+        return fmt(
+                "%.1f s (%s at %.1f s), retained %.0f MB",
+                i.millis() / 1e3, servedBy, i.servedMillis() / 1e3, i.retained() / MB);
     }
 
     // ------------------------------------------------------------------ 4
@@ -243,12 +284,15 @@ final class Figures {
         if (factor >= 2) {
             return fmt(
                     ": %.1fx less per change. Most of a single change's CPU is therefore paid once per snapshot, not"
-                            + " per service: waking the aggregator (its coalescing timer), then the xDS and the MCP"
-                            + " thread, each starting on cold caches on a machine where other processes run in between"
-                            + " (load average %s). What would cut it: hand a snapshot to the xDS and MCP servers on"
-                            + " one executor instead of a thread hop each, and keep the per-snapshot bookkeeping (metrics,"
-                            + " logging, version sums) off the path of a one-service change.",
-                    factor, r.machine.loadAverage());
+                            + " per service: three thread wake-ups (the aggregator's coalescing timer, then the xDS and"
+                            + " the MCP thread), each starting on cold caches on a machine where other processes run in"
+                            + " between (load average %s), and each server's per-snapshot bookkeeping; the JFR profile of"
+                            + " these changes (below) has no single hot spot. What would cut it: hand a snapshot to the"
+                            + " xDS and MCP servers on one executor instead of a thread hop each, and keep the"
+                            + " per-snapshot bookkeeping (metrics timers, version sums, sets of changed names) off the"
+                            + " path of a one-service change. At %.0f changes per second one at a time, that is %.0f%% of"
+                            + " one core.",
+                    factor, r.machine.loadAverage(), r.load.rate(), single.cpu() * r.load.rate() / 1e7);
         }
         return fmt(
                 ": about the same per change (%.1fx), so the cost is the per-service work itself (translation and"
@@ -388,16 +432,27 @@ final class Figures {
                 goal,
                 big(b),
                 big(base),
-                ratio(num(base.big.report, "all.probeToAll.p99"), p99, "p99") + ", "
-                        + ratio(
-                                base.heapWithBig - base.heapBeforeBig,
-                                b.heapWithBig - b.heapBeforeBig,
-                                "streams' heap"),
+                bigRatio(p99),
                 verdict(met));
         if (!met) {
             out.note("**" + fmt("%,d", r.load.bigStreams()) + " streams (missed).** " + big(b) + ". "
-                    + latencyBreakdown(b.big.report, "all") + " " + probe(b.big.report, "all"));
+                    + latencyBreakdown(b.big.report, "all") + cpuPicture(b.big) + " " + probe(b.big.report, "all")
+                    + xdsThread(b.big));
         }
+    }
+
+    /** Latency compared only when the baseline held as many streams; heap per stream held in any case. */
+    private String bigRatio(double bridgeP99) {
+        double baseStreams = num(base.big.connect, "synced");
+        double bridgeStreams = num(b.big.connect, "synced");
+        String heap = ratio(
+                (base.heapWithBig - base.heapBeforeBig) / Math.max(1, baseStreams),
+                (b.heapWithBig - b.heapBeforeBig) / Math.max(1, bridgeStreams),
+                "heap per stream");
+        if (baseStreams < bridgeStreams) {
+            return heap + "; latency not comparable (the baseline held " + fmt("%.0f", baseStreams) + " streams)";
+        }
+        return ratio(num(base.big.report, "all.probeToAll.p99"), bridgeP99, "p99") + ", " + heap;
     }
 
     private String big(Side s) {
@@ -427,7 +482,8 @@ final class Figures {
                 "all ACKed in <= 20 s",
                 reconnect(b.reconnect),
                 reconnect(base.reconnect),
-                ratio(num(base.reconnect, "millis"), ms, "time"),
+                (num(base.reconnect, "synced") < num(base.reconnect, "streams") ? "> " : "")
+                        + ratio(num(base.reconnect, "millis"), ms, "time"),
                 verdict(met));
         if (!met) {
             out.note("**Reconnect storm (missed).** " + reconnect(b.reconnect) + ". Every client drops its connection "

@@ -17,15 +17,29 @@ import jdk.jfr.consumer.RecordingFile;
 
 /**
  * A JFR recording of this JVM over one phase (the JDK's sampling profiler, settings {@code profile}: execution
- * samples every 10 ms per thread, allocation samples), summarised per thread group: where the CPU samples fall (self
- * time by method, and time under the first frame of the project's or java-control-plane's code) and which classes are
- * allocated most.
+ * samples every 5 ms per thread, allocation samples), summarised per thread group: where the CPU samples fall (self
+ * time by method, and the project's or java-control-plane's methods on the stack) and which classes are allocated
+ * most.
  */
 final class JfrProfile implements AutoCloseable {
 
-    /** Samples of one thread group. */
+    /**
+     * Samples of one thread group.
+     *
+     * @param selfTop methods on top of the stack, by samples
+     * @param codeTop the project's (and java-control-plane's) methods anywhere on the stack, by samples (inclusive)
+     */
     record Group(
-            String name, long samples, List<Map.Entry<String, Long>> selfTop, List<Map.Entry<String, Long>> codeTop) {}
+            String name, long samples, List<Map.Entry<String, Long>> selfTop, List<Map.Entry<String, Long>> codeTop) {
+
+        /** The share of this group's samples with the method (e.g. {@code xds.XdsCore.changed}) on the stack. */
+        double inclusiveShare(String method) {
+            for (Map.Entry<String, Long> e : codeTop) {
+                if (e.getKey().equals(method)) return e.getValue() / (double) Math.max(1, samples);
+            }
+            return 0;
+        }
+    }
 
     /** The summary of a recording. */
     record Summary(
@@ -69,16 +83,16 @@ final class JfrProfile implements AutoCloseable {
                 perGroup.merge(group, 1L, Long::sum);
                 self.computeIfAbsent(group, g -> new HashMap<>())
                         .merge(frame(st.getFrames().get(0)), 1L, Long::sum);
+                java.util.Set<String> seen = new java.util.HashSet<>();
                 for (RecordedFrame f : st.getFrames()) {
                     String cls = f.getMethod().getType().getName();
-                    if (cls.startsWith("dev.meshbridge.") || cls.startsWith("io.envoyproxy.controlplane.")) {
+                    boolean ours = cls.startsWith("dev.meshbridge.") && !cls.startsWith("dev.meshbridge.bench.");
+                    if ((ours || cls.startsWith("io.envoyproxy.controlplane.")) && seen.add(frame(f))) {
                         code.computeIfAbsent(group, g -> new HashMap<>()).merge(frame(f), 1L, Long::sum);
-                        break;
                     }
                 }
             } else if (type.equals("jdk.ObjectAllocationSample")) {
-                long w = 1; // counted, not weighted: a sample's weight lumps whatever the thread allocated since the
-                // last
+                long w = 1; // counted: one sample's weight lumps all the thread allocated since its previous one
                 allocationWeight += w;
                 String cls = e.getClass("objectClass").getName();
                 RecordedThread t = e.getThread("eventThread");
@@ -93,8 +107,15 @@ final class JfrProfile implements AutoCloseable {
                         g.getKey(),
                         g.getValue(),
                         top(self.getOrDefault(g.getKey(), Map.of()), 6),
-                        top(code.getOrDefault(g.getKey(), Map.of()), 6))));
+                        top(code.getOrDefault(g.getKey(), Map.of()), 8))));
         return new Summary(file, samples, groups, top(allocations, 12), allocationWeight);
+    }
+
+    /** A group of a summary, or null. */
+    static Group group(Summary s, String name) {
+        if (s == null) return null;
+        for (Group g : s.groups()) if (g.name().equals(name)) return g;
+        return null;
     }
 
     private static String frame(RecordedFrame f) {

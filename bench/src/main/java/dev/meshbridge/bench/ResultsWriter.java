@@ -203,7 +203,8 @@ final class ResultsWriter {
     }
 
     private void costTable(Side.Window w) {
-        line("CPU of the bridge JVM in the window: " + fmt("%.1f s", w.processCpu / 1e9) + " over "
+        line("Load average at the window's start and end: " + w.loadBefore + "; " + w.loadAfter + ". CPU of the bridge "
+                + "JVM in the window: " + fmt("%.1f s", w.processCpu / 1e9) + " over "
                 + fmt("%.1f s", w.wall / 1e9) + " of wall time (" + fmt("%.2f", w.cores()) + " cores); the load JVM "
                 + "used " + fmt("%.1f s", num(w.report, "worldCpuMs") / 1e3) + ". By thread group (ThreadMXBean; "
                 + w.changes + " changes):");
@@ -225,14 +226,14 @@ final class ResultsWriter {
         line("JFR execution samples (every " + JfrProfile.PERIOD_MILLIS + " ms of each thread running Java code, with "
                 + "`-XX:+DebugNonSafepoints` so samples are not pulled to loop ends; threads in native code, e.g. socket "
                 + "writes, are not sampled): " + fmt("%,d", p.samples())
-                + " samples. By thread group: the methods on top of the stack (self), and the first frame of the "
-                + "project's (or java-control-plane's) code they run under:");
+                + " samples. By thread group: the methods on top of the stack (self), and the project's (or "
+                + "java-control-plane's) methods on the stack (inclusive), as shares of the group's samples:");
         line();
         for (JfrProfile.Group g : p.groups()) {
             line("- **" + g.name() + "**: " + g.samples() + " samples ("
                     + fmt("%.0f%%", 100.0 * g.samples() / p.samples()) + ")");
             line("  - self: " + entries(g.selfTop(), g.samples()));
-            if (!g.codeTop().isEmpty()) line("  - under: " + entries(g.codeTop(), g.samples()));
+            if (!g.codeTop().isEmpty()) line("  - inclusive: " + entries(g.codeTop(), g.samples()));
         }
         line();
         line("JFR allocation samples by thread group and class, top 12 of " + fmt("%,d", p.allocationWeight())
@@ -323,6 +324,7 @@ final class ResultsWriter {
     }
 
     private void raw(String name, Side.Window w) {
+        line(name + ".load: " + w.loadBefore + "; " + w.loadAfter);
         line(name + ".connect: " + w.connect);
         line(name + ".report: " + w.report);
         line(name + ".cost (per change): " + ThreadCost.describe(w.cost, Math.max(1, w.changes)));

@@ -17,6 +17,10 @@ final class Side {
         long wall;
         int changes;
         JfrProfile.Summary profile;
+        /** The machine's load averages when the window began and ended. */
+        String loadBefore = "?";
+
+        String loadAfter = "?";
 
         boolean measured() {
             return !report.isEmpty();

@@ -4,7 +4,10 @@ import dev.meshbridge.core.aggregate.ServiceAggregator;
 import dev.meshbridge.core.model.MeshSnapshot;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 
 /**
  * What a run measures: a real {@link ServiceAggregator} (default coalescing) and what serves its catalog: the bridge's
@@ -15,7 +18,6 @@ abstract class Target implements AutoCloseable {
     private final ServiceAggregator aggregator = new ServiceAggregator(ServiceAggregator.Options.DEFAULTS);
     private final AtomicReference<MeshSnapshot> last = new AtomicReference<>(MeshSnapshot.empty());
     private final AtomicReference<Expectation> expectation = new AtomicReference<>();
-    private volatile Thread aggregatorThread;
 
     /** Waits for the first snapshot with this many services and endpoints. */
     private record Expectation(int services, long endpoints, CompletableFuture<Long> reached) {}
@@ -25,7 +27,6 @@ abstract class Target implements AutoCloseable {
         subscribeServers(aggregator);
         aggregator
                 .subscribe(s -> {
-                    aggregatorThread = Thread.currentThread();
                     last.set(s);
                     Expectation e = expectation.get();
                     if (e != null && s.serviceCount() == e.services() && s.endpointCount() == e.endpoints()) {
@@ -78,8 +79,14 @@ abstract class Target implements AutoCloseable {
         return s;
     }
 
-    Thread aggregatorThread() {
-        return aggregatorThread;
+    /** Waits until {@code served} reaches {@code sequence}. */
+    static void awaitSequence(LongSupplier served, long sequence, long timeoutMillis, String what)
+            throws TimeoutException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (served.getAsLong() < sequence) {
+            if (System.nanoTime() > deadline) throw new TimeoutException(what + " did not apply sequence " + sequence);
+            LockSupport.parkNanos(200_000);
+        }
     }
 
     @Override

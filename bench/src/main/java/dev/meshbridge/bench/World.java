@@ -72,10 +72,6 @@ final class World implements AutoCloseable {
         return jvmArgs;
     }
 
-    long pid() {
-        return process.pid();
-    }
-
     /** Sends a command and waits for its answer; fails on {@code err} or when none comes in time. */
     Map<String, String> call(long timeoutMillis, Object... words) throws IOException {
         synchronized (answers) {

@@ -57,7 +57,6 @@ public final class BaselineServer implements SnapshotListener, AutoCloseable {
     private final Thread producer;
     private final AtomicReference<MeshSnapshot> latest = new AtomicReference<>();
     private final AtomicLong served = new AtomicLong(-1);
-    private final AtomicLong snapshotsSet = new AtomicLong();
     private volatile boolean closed;
 
     // producer thread only
@@ -83,14 +82,6 @@ public final class BaselineServer implements SnapshotListener, AutoCloseable {
     /** The sequence of the last catalog snapshot set into the cache; -1 before the first. */
     public long servedSequence() {
         return served.get();
-    }
-
-    public long snapshotsSet() {
-        return snapshotsSet.get();
-    }
-
-    public Thread producerThread() {
-        return producer;
     }
 
     @Override
@@ -120,7 +111,6 @@ public final class BaselineServer implements SnapshotListener, AutoCloseable {
             }
             cache.setSnapshot(
                     "all", Snapshot.create(clusters, endpoints, listeners, routes, List.of(), "v" + (++version)));
-            snapshotsSet.incrementAndGet();
             served.set(next.sequence());
         }
     }

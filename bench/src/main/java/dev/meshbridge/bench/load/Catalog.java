@@ -5,9 +5,29 @@ import java.util.List;
 /** A deterministic catalog of {@code services() x instances()}, known to the bridge side and the load side alike. */
 public interface Catalog {
 
-    int services();
+    /**
+     * How many services, and instances of each, a catalog has.
+     *
+     * @param services services in the catalog (at least 3: the load has three kinds)
+     * @param instances instances per service, 1 to 250 (the last byte of their addresses)
+     */
+    record Size(int services, int instances) {
+        public Size {
+            if (services < 3 || instances < 1 || instances > 250) {
+                throw new IllegalArgumentException("services >= 3 and instances in 1..250");
+            }
+        }
+    }
 
-    int instances();
+    Size size();
+
+    default int services() {
+        return size().services();
+    }
+
+    default int instances() {
+        return size().instances();
+    }
 
     /** The service every client of the fleet subscribes to (a change to it goes to every stream). */
     int probe();

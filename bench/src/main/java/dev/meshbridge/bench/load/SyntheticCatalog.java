@@ -42,25 +42,15 @@ public final class SyntheticCatalog implements Catalog {
             List.of(new ServicePort("dubbo", 20880, Protocol.DUBBO), new ServicePort("tri", 50051, Protocol.TRIPLE));
     private static final List<ServicePort> SPRING_PORTS = List.of(new ServicePort("http", 80, Protocol.HTTP));
 
-    private final int services;
-    private final int instances;
+    private final Size size;
 
     public SyntheticCatalog(int services, int instances) {
-        if (services < 3 || instances < 1 || instances > 250) {
-            throw new IllegalArgumentException("services >= 3 and instances in 1..250");
-        }
-        this.services = services;
-        this.instances = instances;
+        this.size = new Size(services, instances);
     }
 
     @Override
-    public int services() {
-        return services;
-    }
-
-    @Override
-    public int instances() {
-        return instances;
+    public Size size() {
+        return size;
     }
 
     /** Service 1, a Dubbo application: it has a listener, a route, clusters and load assignments. */
@@ -137,8 +127,8 @@ public final class SyntheticCatalog implements Catalog {
      * @param changeIds per slot, the id of the change that last replaced that instance (0: the original); may be null
      */
     public ServiceUpsert upsert(int i, int[] changeIds) {
-        List<Endpoint> endpoints = new ArrayList<>(instances);
-        for (int slot = 0; slot < instances; slot++) {
+        List<Endpoint> endpoints = new ArrayList<>(instances());
+        for (int slot = 0; slot < instances(); slot++) {
             int id = changeIds == null ? 0 : changeIds[slot];
             endpoints.add(endpoint(i, slot, id));
         }

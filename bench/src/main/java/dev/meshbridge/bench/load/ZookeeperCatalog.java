@@ -17,22 +17,15 @@ public final class ZookeeperCatalog implements Catalog {
 
     private static final HostTemplate HOSTS = DubboNaming.interfaceTemplate(null);
 
-    private final int services;
-    private final int instances;
+    private final Size size;
 
     public ZookeeperCatalog(int services, int instances) {
-        this.services = services;
-        this.instances = instances;
+        this.size = new Size(services, instances);
     }
 
     @Override
-    public int services() {
-        return services;
-    }
-
-    @Override
-    public int instances() {
-        return instances;
+    public Size size() {
+        return size;
     }
 
     @Override

@@ -274,6 +274,30 @@ final class FleetStream {
         }
     }
 
+    /**
+     * Takes one response on the transport thread: parses the load assignments it carries, then, if it is for this
+     * stream's current connection, counts it, records the change ids, ACKs it and notes the type as answered.
+     */
+    private void receive(int generation, XdsType type, int bytes, List<Any> assignments, Runnable ack) {
+        long now = System.nanoTime();
+        if (type == null) return;
+        List<ClusterLoadAssignment> cla = new ArrayList<>();
+        if (type == XdsType.ENDPOINT) {
+            for (Any a : assignments) cla.add(parse(a));
+        }
+        synchronized (this) {
+            if (this.generation != generation) return;
+            count(type, bytes);
+            if (type == XdsType.ENDPOINT) onEndpoints(cla, bytes, now);
+            ack.run();
+            answered(type, now);
+        }
+    }
+
+    private synchronized void failed(int generation, Throwable t) {
+        if (this.generation == generation) error = t;
+    }
+
     private final class SotwReceiver implements StreamObserver<DiscoveryResponse> {
         private final int generation;
 
@@ -283,33 +307,23 @@ final class FleetStream {
 
         @Override
         public void onNext(DiscoveryResponse r) {
-            long now = System.nanoTime();
             XdsType type = XdsType.ofTypeUrl(r.getTypeUrl());
-            if (type == null) return;
-            int bytes = r.getSerializedSize();
-            List<ClusterLoadAssignment> cla = new ArrayList<>();
-            if (type == XdsType.ENDPOINT) {
-                for (Any a : r.getResourcesList()) cla.add(parse(a));
-            }
-            synchronized (FleetStream.this) {
-                if (FleetStream.this.generation != generation) return;
-                count(type, bytes);
-                if (type == XdsType.ENDPOINT) onEndpoints(cla, bytes, now);
-                sotw.onNext(DiscoveryRequest.newBuilder()
-                        .setTypeUrl(r.getTypeUrl())
-                        .setVersionInfo(r.getVersionInfo())
-                        .setResponseNonce(r.getNonce())
-                        .addAllResourceNames(names.getOrDefault(type, List.of()))
-                        .build());
-                answered(type, now);
-            }
+            receive(
+                    generation,
+                    type,
+                    r.getSerializedSize(),
+                    r.getResourcesList(),
+                    () -> sotw.onNext(DiscoveryRequest.newBuilder()
+                            .setTypeUrl(r.getTypeUrl())
+                            .setVersionInfo(r.getVersionInfo())
+                            .setResponseNonce(r.getNonce())
+                            .addAllResourceNames(names.getOrDefault(type, List.of()))
+                            .build()));
         }
 
         @Override
         public void onError(Throwable t) {
-            synchronized (FleetStream.this) {
-                if (FleetStream.this.generation == generation) error = t;
-            }
+            failed(generation, t);
         }
 
         @Override
@@ -325,31 +339,22 @@ final class FleetStream {
 
         @Override
         public void onNext(DeltaDiscoveryResponse r) {
-            long now = System.nanoTime();
-            XdsType type = XdsType.ofTypeUrl(r.getTypeUrl());
-            if (type == null) return;
-            int bytes = r.getSerializedSize();
-            List<ClusterLoadAssignment> cla = new ArrayList<>();
-            if (type == XdsType.ENDPOINT) {
-                for (Resource res : r.getResourcesList()) cla.add(parse(res.getResource()));
-            }
-            synchronized (FleetStream.this) {
-                if (FleetStream.this.generation != generation) return;
-                count(type, bytes);
-                if (type == XdsType.ENDPOINT) onEndpoints(cla, bytes, now);
-                deltaRequests.onNext(DeltaDiscoveryRequest.newBuilder()
-                        .setTypeUrl(r.getTypeUrl())
-                        .setResponseNonce(r.getNonce())
-                        .build());
-                answered(type, now);
-            }
+            List<Any> assignments = new ArrayList<>(r.getResourcesCount());
+            for (Resource res : r.getResourcesList()) assignments.add(res.getResource());
+            receive(
+                    generation,
+                    XdsType.ofTypeUrl(r.getTypeUrl()),
+                    r.getSerializedSize(),
+                    assignments,
+                    () -> deltaRequests.onNext(DeltaDiscoveryRequest.newBuilder()
+                            .setTypeUrl(r.getTypeUrl())
+                            .setResponseNonce(r.getNonce())
+                            .build()));
         }
 
         @Override
         public void onError(Throwable t) {
-            synchronized (FleetStream.this) {
-                if (FleetStream.this.generation == generation) error = t;
-            }
+            failed(generation, t);
         }
 
         @Override
