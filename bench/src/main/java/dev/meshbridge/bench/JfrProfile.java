@@ -30,14 +30,15 @@ final class JfrProfile implements AutoCloseable {
      * @param codeTop the project's (and java-control-plane's) methods anywhere on the stack, by samples (inclusive)
      */
     record Group(
-            String name, long samples, List<Map.Entry<String, Long>> selfTop, List<Map.Entry<String, Long>> codeTop) {
+            String name,
+            long samples,
+            List<Map.Entry<String, Long>> selfTop,
+            List<Map.Entry<String, Long>> codeTop,
+            Map<String, Long> inclusive) {
 
         /** The share of this group's samples with the method (e.g. {@code xds.XdsCore.changed}) on the stack. */
         double inclusiveShare(String method) {
-            for (Map.Entry<String, Long> e : codeTop) {
-                if (e.getKey().equals(method)) return e.getValue() / (double) Math.max(1, samples);
-            }
-            return 0;
+            return inclusive.getOrDefault(method, 0L) / (double) Math.max(1, samples);
         }
     }
 
@@ -87,7 +88,9 @@ final class JfrProfile implements AutoCloseable {
                 for (RecordedFrame f : st.getFrames()) {
                     String cls = f.getMethod().getType().getName();
                     boolean ours = cls.startsWith("dev.meshbridge.") && !cls.startsWith("dev.meshbridge.bench.");
-                    if ((ours || cls.startsWith("io.envoyproxy.controlplane.")) && seen.add(frame(f))) {
+                    boolean lambda =
+                            cls.contains("$$Lambda") || f.getMethod().getName().startsWith("lambda$");
+                    if ((ours || cls.startsWith("io.envoyproxy.controlplane.")) && !lambda && seen.add(frame(f))) {
                         code.computeIfAbsent(group, g -> new HashMap<>()).merge(frame(f), 1L, Long::sum);
                     }
                 }
@@ -107,7 +110,8 @@ final class JfrProfile implements AutoCloseable {
                         g.getKey(),
                         g.getValue(),
                         top(self.getOrDefault(g.getKey(), Map.of()), 6),
-                        top(code.getOrDefault(g.getKey(), Map.of()), 8))));
+                        top(code.getOrDefault(g.getKey(), Map.of()), 8),
+                        code.getOrDefault(g.getKey(), Map.of()))));
         return new Summary(file, samples, groups, top(allocations, 12), allocationWeight);
     }
 
