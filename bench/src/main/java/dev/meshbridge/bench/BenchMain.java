@@ -1,0 +1,143 @@
+package dev.meshbridge.bench;
+
+import dev.meshbridge.bench.jmh.JmhSuite;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Runs issue 9's benchmark suite and writes {@code RESULTS.md}. Arguments: {@code --quick} (a reduced load, a few
+ * minutes), {@code --smoke} (a tiny load, seconds: the module's test), {@code --no-jmh}, {@code --out FILE}, {@code
+ * --work DIR} (recordings, the load process's log). Exit status 0 when every phase ran (goals may still be missed: the
+ * file says which), 1 when a phase failed (the file says which, with what was measured).
+ */
+public final class BenchMain {
+
+    private BenchMain() {}
+
+    public static void main(String[] args) throws Exception {
+        System.exit(run(args));
+    }
+
+    public static int run(String... args) throws Exception {
+        // the servers log a line per push at INFO: keep the run's output to its progress and warnings (the
+        // ZooKeeper test fixtures bring a simplelogger.properties that asks for INFO)
+        for (String logger : new String[] {"defaultLogLevel", "log.dev.meshbridge"}) {
+            if (System.getProperty("org.slf4j.simpleLogger." + logger) == null) {
+                System.setProperty("org.slf4j.simpleLogger." + logger, "warn");
+            }
+        }
+        LoadProfile load = LoadProfile.full();
+        Path out = Path.of("RESULTS.md");
+        Path work = Path.of("target", "bench");
+        boolean jmh = true;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--quick" -> load = LoadProfile.quick();
+                case "--smoke" -> load = LoadProfile.smoke();
+                case "--full" -> load = LoadProfile.full();
+                case "--no-jmh" -> jmh = false;
+                case "--out" -> out = Path.of(args[++i]);
+                case "--work" -> work = Path.of(args[++i]);
+                case "" -> {}
+                default ->
+                    throw new IllegalArgumentException("unknown argument '" + args[i]
+                            + "'; use --quick, --smoke, --full, --no-jmh, --out FILE, --work DIR");
+            }
+        }
+        Files.createDirectories(work);
+        String command = System.getenv("BENCH_COMMAND");
+        if (command == null || command.isBlank()) {
+            command = "java "
+                    + String.join(
+                            " ",
+                            java.lang.management.ManagementFactory.getRuntimeMXBean()
+                                    .getInputArguments()) + " -cp <bench class path> " + BenchMain.class.getName() + " "
+                    + String.join(" ", args);
+        }
+        Results results = new Results(load, Machine.capture(), command.trim());
+        long start = System.currentTimeMillis();
+        Bench.log("load %s, writing %s; machine load average %s", load.name(), out, results.machine.loadAverage());
+
+        if (jmh && load.jmh()) {
+            Bench.log("JMH: the pure parts");
+            try {
+                results.jmh = JmhSuite.run(load.services(), load.instances(), load.jmhIterationMillis(), "2g");
+            } catch (Exception | Error e) {
+                results.jmhError = e.toString();
+                results.errors.add("JMH: " + e);
+            }
+        }
+
+        try {
+            results.edsSizes = EdsSizes.measure(load.instances());
+        } catch (Exception e) {
+            results.errors.add("EDS sizes: " + e);
+        }
+
+        try (World world = new World(work, load.worldHeap())) {
+            results.worldJvmArgs = world.jvmArgs();
+            clockCheck(world, results);
+            Bench bench = new Bench(load, work, world);
+            phase(results, "bridge, SPI load", () -> bench.spi(results.bridge, BridgeTarget::new));
+            phase(results, "baseline, SPI load", () -> bench.spi(results.baseline, BaselineTarget::new));
+            String[] address = new String[1];
+            phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
+            if (address[0] != null) {
+                phase(
+                        results,
+                        "bridge, ZooKeeper",
+                        () -> bench.zookeeper(results.bridge, BridgeTarget::new, address[0]));
+                phase(
+                        results,
+                        "baseline, ZooKeeper",
+                        () -> bench.zookeeper(results.baseline, BaselineTarget::new, address[0]));
+            }
+        }
+        results.loadAverageEnd = Machine.currentLoadAverage();
+        results.durationMillis = System.currentTimeMillis() - start;
+        ResultsWriter writer = new ResultsWriter(results);
+        writer.write(out);
+        Bench.log("wrote %s in %.1f min", out.toAbsolutePath(), results.durationMillis / 60_000.0);
+        for (ResultsWriter.Figure f : writer.figures) {
+            System.out.printf("  %-10s %s: %s%n", f.verdict().name(), f.figure(), f.measured());
+        }
+        return results.errors.isEmpty() ? 0 : 1;
+    }
+
+    /**
+     * Checks that the load process reads the same monotonic clock: its {@code System.nanoTime()} must fall between
+     * this process's readings before and after asking (the best of ten round trips).
+     */
+    private static void clockCheck(World world, Results results) throws Exception {
+        long bestRoundTrip = Long.MAX_VALUE;
+        boolean inside = false;
+        for (int i = 0; i < 10; i++) {
+            long t1 = System.nanoTime();
+            long there = Long.parseLong(world.call(60_000, "clock").get("nanos"));
+            long t2 = System.nanoTime();
+            if (t2 - t1 < bestRoundTrip) {
+                bestRoundTrip = t2 - t1;
+                inside = there >= t1 && there <= t2;
+                results.clockSkewNanos = t2 - t1;
+            }
+        }
+        if (!inside) {
+            results.errors.add("the load process's System.nanoTime() does not fall within this process's readings:"
+                    + " cross-process latencies are not valid on this machine");
+        }
+    }
+
+    interface Phase {
+        void run() throws Exception;
+    }
+
+    private static void phase(Results results, String name, Phase phase) {
+        try {
+            phase.run();
+        } catch (Exception | AssertionError e) {
+            Bench.log("phase '%s' failed: %s", name, e);
+            e.printStackTrace(System.out);
+            results.errors.add(name + ": " + e);
+        }
+    }
+}

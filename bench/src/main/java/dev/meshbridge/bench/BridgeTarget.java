@@ -1,0 +1,71 @@
+package dev.meshbridge.bench;
+
+import dev.meshbridge.core.aggregate.ServiceAggregator;
+import dev.meshbridge.mcp.McpOptions;
+import dev.meshbridge.mcp.McpProbe;
+import dev.meshbridge.mcp.McpServer;
+import dev.meshbridge.xds.XdsOptions;
+import dev.meshbridge.xds.XdsServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+
+/** The bridge as bridge-app wires it: the aggregator, the xDS server and the MCP server, default options. */
+final class BridgeTarget extends Target {
+
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private final XdsServer xds;
+    private final McpServer mcp;
+
+    BridgeTarget() throws IOException {
+        xds = new XdsServer(XdsOptions.loopbackEphemeral(), meters).start();
+        mcp = new McpServer(
+                        McpOptions.builder().bindAddress("127.0.0.1").port(0).build(), meters)
+                .start();
+        subscribeAll();
+    }
+
+    @Override
+    String name() {
+        return "bridge";
+    }
+
+    @Override
+    void subscribeServers(ServiceAggregator aggregator) {
+        aggregator.subscribe(xds).join();
+        aggregator.subscribe(mcp).join();
+    }
+
+    @Override
+    int adsPort() {
+        return xds.port();
+    }
+
+    @Override
+    int mcpPort() {
+        return mcp.port();
+    }
+
+    @Override
+    void awaitServed(long sequence, long timeoutMillis) throws Exception {
+        awaitSequence(xds::servedSequence, sequence, timeoutMillis, "the xDS server");
+        // the MCP server was handed the snapshot before the harness's listener saw it
+        McpProbe.idle(mcp).get(timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    String[] changeGroups() {
+        return new String[] {"aggregator", "xds", "mcp"};
+    }
+
+    @Override
+    void catalogReady() {
+        mcp.markCatalogReady();
+    }
+
+    @Override
+    void closeServers() {
+        mcp.close();
+        xds.close();
+    }
+}

@@ -1,0 +1,71 @@
+package dev.meshbridge.bench;
+
+/**
+ * The size of a run.
+ *
+ * @param name {@code full} (issue 9's reference load), {@code quick} or {@code smoke}
+ * @param services services of the SPI catalog
+ * @param instances instances per service
+ * @param streams ADS streams of the fleet (half Delta, half SotW), also the reconnect storm
+ * @param bigStreams streams of the "many streams" run
+ * @param rate instance changes per second during the measured windows
+ * @param steadySeconds length of the steady window with {@code streams}
+ * @param bigSeconds length of the window with {@code bigStreams}
+ * @param probeEvery every n-th change goes to the probe service, to which every stream subscribes
+ * @param warmUpChanges changes (50 to a snapshot) before the bridge's costs are measured, so the JIT has compiled
+ *     the paths of a change as in a bridge that has run for a while
+ * @param changeCostChanges changes, one at a time, whose CPU and allocation are measured with no client (bridge)
+ * @param baselineChangeCostChanges the same for the baseline
+ * @param mcpChanges changes, one at a time, after which the ServiceEntry versions istiod holds are compared
+ * @param zkServices services written into ZooKeeper
+ * @param zkInstances providers per service in ZooKeeper
+ * @param zkSeconds length of the window of ZooKeeper writes
+ * @param jmh whether to run the JMH part
+ * @param jmhIterationMillis warm-up and measurement iterations of JMH
+ * @param worldHeap heap of the load process
+ * @param drainMillis how long the clients may still receive after a window's last change
+ */
+record LoadProfile(
+        String name,
+        int services,
+        int instances,
+        int streams,
+        int bigStreams,
+        double rate,
+        double steadySeconds,
+        double bigSeconds,
+        int probeEvery,
+        int warmUpChanges,
+        int changeCostChanges,
+        int baselineChangeCostChanges,
+        int mcpChanges,
+        int zkServices,
+        int zkInstances,
+        double zkSeconds,
+        boolean jmh,
+        int jmhIterationMillis,
+        String worldHeap,
+        long drainMillis) {
+
+    static LoadProfile full() {
+        return new LoadProfile(
+                "full", 10_000, 10, 1_000, 5_000, 50, 30, 20, 25, 10_000, 1_000, 60, 20, 10_000, 10, 30, true, 1000,
+                "4g", 3000);
+    }
+
+    static LoadProfile quick() {
+        return new LoadProfile(
+                "quick", 2_000, 10, 200, 1_000, 50, 10, 8, 25, 3_000, 300, 30, 10, 2_000, 10, 10, true, 300, "2g",
+                2000);
+    }
+
+    /** A tiny load that checks the harness end to end in seconds (the module's test). */
+    static LoadProfile smoke() {
+        return new LoadProfile(
+                "smoke", 30, 4, 6, 10, 50, 1.5, 1, 10, 100, 20, 5, 3, 30, 4, 1.5, false, 100, "512m", 500);
+    }
+
+    long endpoints() {
+        return (long) services * instances;
+    }
+}

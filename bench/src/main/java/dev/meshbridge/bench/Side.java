@@ -1,0 +1,96 @@
+package dev.meshbridge.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Everything measured on one side (the bridge, or the baseline) of a run; filled in as the phases go. */
+final class Side {
+
+    /** A window of changes with clients connected: what they saw, and what it cost this JVM. */
+    static final class Window {
+        Map<String, String> connect = new LinkedHashMap<>();
+        Map<String, String> report = new LinkedHashMap<>();
+        Map<String, ThreadCost.Cost> cost = new LinkedHashMap<>();
+        long processCpu;
+        long wall;
+        int changes;
+        JfrProfile.Summary profile;
+        /** The machine's load averages when the window began and ended. */
+        String loadBefore = "?";
+
+        String loadAfter = "?";
+
+        boolean measured() {
+            return !report.isEmpty();
+        }
+
+        /** The share of the machine's cores this JVM used in the window. */
+        double cores() {
+            return processCpu / (double) Math.max(1, wall);
+        }
+    }
+
+    final String name;
+
+    // cold ingest through the SPI
+    long ingestMillis = -1;
+    long servedMillis = -1;
+    long retainedBytes = -1;
+
+    // one change at a time, no client
+    int warmUpChanges;
+    int changeCount;
+    long snapshots;
+    Map<String, ThreadCost.Cost> changeCost = new LinkedHashMap<>();
+    /** The same number of changes, ten to a snapshot. */
+    Map<String, ThreadCost.Cost> burstCost = new LinkedHashMap<>();
+
+    long changeProcessCpu;
+    JfrProfile.Summary changeProfile;
+
+    final Window steady = new Window();
+    /** The same window with the istiod-like client connected too (the bridge only: the baseline serves no MCP). */
+    final Window steadyIstiod = new Window();
+
+    Map<String, String> mcpConnect = new LinkedHashMap<>();
+
+    // ServiceEntries after single changes
+    final List<Integer> mcpChanged = new ArrayList<>();
+    final List<Integer> mcpResources = new ArrayList<>();
+    final List<Integer> mcpBytes = new ArrayList<>();
+
+    Map<String, String> reconnect = new LinkedHashMap<>();
+
+    final Window big = new Window();
+    long heapBeforeBig = -1;
+    long heapWithBig = -1;
+    long rssWithBig = -1;
+
+    // ZooKeeper
+    long zkIngestMillis = -1;
+    long zkServedMillis = -1;
+    long zkRetainedBytes = -1;
+    final Window zk = new Window();
+
+    Side(String name) {
+        this.name = name;
+    }
+
+    /** A per-change cost of the named groups, changes one at a time, or null when nothing was measured. */
+    ThreadCost.Cost perChange(String... groups) {
+        return perChange(changeCost, groups);
+    }
+
+    /** The same, changes in bursts. */
+    ThreadCost.Cost perChangeInBursts(String... groups) {
+        return perChange(burstCost, groups);
+    }
+
+    private ThreadCost.Cost perChange(Map<String, ThreadCost.Cost> costs, String... groups) {
+        if (changeCount == 0 || costs.isEmpty()) return null;
+        ThreadCost.Cost sum = ThreadCost.sum(costs, groups);
+        return new ThreadCost.Cost(sum.cpu() / changeCount, sum.allocated() / changeCount);
+    }
+}

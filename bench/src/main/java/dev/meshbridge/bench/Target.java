@@ -1,0 +1,99 @@
+package dev.meshbridge.bench;
+
+import dev.meshbridge.core.aggregate.ServiceAggregator;
+import dev.meshbridge.core.model.MeshSnapshot;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+
+/**
+ * What a run measures: a real {@link ServiceAggregator} (default coalescing) and what serves its catalog: the bridge's
+ * servers, or the java-control-plane baseline.
+ */
+abstract class Target implements AutoCloseable {
+
+    private final ServiceAggregator aggregator = new ServiceAggregator(ServiceAggregator.Options.DEFAULTS);
+    private final AtomicReference<MeshSnapshot> last = new AtomicReference<>(MeshSnapshot.empty());
+    private final AtomicReference<Expectation> expectation = new AtomicReference<>();
+
+    /** Waits for the first snapshot with this many services and endpoints. */
+    private record Expectation(int services, long endpoints, CompletableFuture<Long> reached) {}
+
+    /** Subscribes the servers, then the harness's own listener (so it sees a snapshot after the servers got it). */
+    final void subscribeAll() {
+        subscribeServers(aggregator);
+        aggregator
+                .subscribe(s -> {
+                    last.set(s);
+                    Expectation e = expectation.get();
+                    if (e != null && s.serviceCount() == e.services() && s.endpointCount() == e.endpoints()) {
+                        e.reached().complete(System.nanoTime());
+                    }
+                })
+                .join();
+    }
+
+    abstract String name();
+
+    abstract void subscribeServers(ServiceAggregator aggregator);
+
+    abstract int adsPort();
+
+    /** The MCP port, or -1 when this target does not serve MCP. */
+    abstract int mcpPort();
+
+    /** Waits until every server applied the snapshot with this sequence (or a later one). */
+    abstract void awaitServed(long sequence, long timeoutMillis) throws Exception;
+
+    /** The thread groups ({@link ThreadCost#group}) that do the work of a catalog change. */
+    abstract String[] changeGroups();
+
+    /** Tells the servers the catalog holds the registries' first sync. */
+    void catalogReady() {}
+
+    final ServiceAggregator aggregator() {
+        return aggregator;
+    }
+
+    final MeshSnapshot last() {
+        return last.get();
+    }
+
+    /** A future completing (with {@link System#nanoTime()}) at the first snapshot of this size. */
+    final CompletableFuture<Long> expect(int services, long endpoints) {
+        Expectation e = new Expectation(services, endpoints, new CompletableFuture<>());
+        expectation.set(e);
+        MeshSnapshot s = last.get();
+        if (s.serviceCount() == services && s.endpointCount() == endpoints)
+            e.reached().complete(System.nanoTime());
+        return e.reached();
+    }
+
+    /** Publishes what is pending and waits until the servers applied it. */
+    final MeshSnapshot settle(long timeoutMillis) throws Exception {
+        MeshSnapshot s = aggregator.flushNow().get(timeoutMillis, TimeUnit.MILLISECONDS);
+        awaitServed(s.sequence(), timeoutMillis);
+        return s;
+    }
+
+    /** Waits until {@code served} reaches {@code sequence}. */
+    static void awaitSequence(LongSupplier served, long sequence, long timeoutMillis, String what)
+            throws TimeoutException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (served.getAsLong() < sequence) {
+            if (System.nanoTime() > deadline) throw new TimeoutException(what + " did not apply sequence " + sequence);
+            LockSupport.parkNanos(200_000);
+        }
+    }
+
+    @Override
+    public void close() {
+        closeServers();
+        aggregator.close();
+    }
+
+    abstract void closeServers();
+}

@@ -1,0 +1,203 @@
+package dev.meshbridge.bench.world;
+
+import dev.meshbridge.bench.load.Catalog;
+import dev.meshbridge.bench.load.SyntheticCatalog;
+import dev.meshbridge.bench.load.ZookeeperCatalog;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The load process: everything that is not the bridge runs here, in its own JVM, so that the clients' CPU and heap are
+ * not the bridge's: the ADS client fleet, the istiod-like MCP client, the ZooKeeper server and Dubbo's registry
+ * writing to it. It reads one command per line on stdin and answers each (except {@code t0}) with one line on stdout:
+ * {@code ok key=value...} or {@code err message}. Logs go to stderr.
+ */
+public final class WorldMain {
+
+    private final PrintStream out;
+    private AdsFleet fleet;
+    private IstiodClient istiod;
+    private ZookeeperLoad zookeeper;
+    private final List<AdsFleet.Change> changes = new ArrayList<>();
+    private long armCpu;
+    private int nextZookeeperChange = 1;
+
+    private WorldMain(PrintStream out) {
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream protocol = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, "UTF-8");
+        System.setOut(System.err); // nothing but answers on the protocol channel
+        WorldMain world = new WorldMain(protocol);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] a = line.trim().split(" ");
+            if (a[0].equals("exit")) break;
+            if (a[0].equals("t0")) {
+                world.changes.add(
+                        new AdsFleet.Change(Integer.parseInt(a[1]), Long.parseLong(a[2]), Integer.parseInt(a[3])));
+                continue;
+            }
+            try {
+                Map<String, String> result = world.handle(a);
+                StringBuilder b = new StringBuilder("ok");
+                result.forEach((k, v) -> b.append(' ').append(k).append('=').append(v));
+                protocol.println(b);
+            } catch (Exception | AssertionError e) {
+                e.printStackTrace();
+                protocol.println("err " + String.valueOf(e).replace('\n', ' '));
+            }
+        }
+        world.closeAll();
+        System.exit(0);
+    }
+
+    private static Catalog catalog(String kind, int services, int instances) {
+        return kind.equals("zk")
+                ? new ZookeeperCatalog(services, instances)
+                : new SyntheticCatalog(services, instances);
+    }
+
+    private Map<String, String> handle(String[] a) throws Exception {
+        Map<String, String> r = new LinkedHashMap<>();
+        switch (a[0]) {
+            case "clock" -> r.put("nanos", Long.toString(System.nanoTime()));
+            case "fleet" -> {
+                // fleet <delta> <sotw> <spi|zk> <services> <instances> <seed>: the clients, not connected yet
+                if (fleet != null) fleet.close();
+                fleet = new AdsFleet(
+                        catalog(a[3], Integer.parseInt(a[4]), Integer.parseInt(a[5])),
+                        Integer.parseInt(a[1]),
+                        Integer.parseInt(a[2]),
+                        Long.parseLong(a[6]));
+                r.put("streams", Integer.toString(fleet.size()));
+            }
+            case "fleet-open" -> {
+                // fleet-open <port> <count> <timeoutMs>: the next streams, then wait until all opened are synced
+                long[] res = fleet.openNext(Integer.parseInt(a[1]), Integer.parseInt(a[2]), Long.parseLong(a[3]));
+                r.put("millis", Long.toString(res[0]));
+                r.put("synced", Long.toString(res[1]));
+                r.put("opened", Long.toString(res[2]));
+                r.put("streams", Integer.toString(fleet.size()));
+                r.put("errors", Integer.toString(fleet.errors()));
+            }
+            case "reconnect" -> {
+                long[] res = fleet.reconnect(Long.parseLong(a[1]));
+                r.put("millis", Long.toString(res[0]));
+                r.put("synced", Long.toString(res[1]));
+                r.put("streams", Long.toString(res[2]));
+                r.put("errors", Integer.toString(fleet.errors()));
+            }
+            case "fleet-close" -> {
+                if (fleet != null) fleet.close();
+                fleet = null;
+            }
+            case "arm" -> {
+                changes.clear();
+                if (fleet != null) fleet.arm();
+                armCpu = processCpu();
+            }
+            case "report" -> {
+                // report <drainMs>: waits for late deliveries, then analyses the window
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(Long.parseLong(a[1])));
+                r.putAll(fleet.report(List.copyOf(changes)));
+                r.put("worldCpuMs", Long.toString(TimeUnit.NANOSECONDS.toMillis(processCpu() - armCpu)));
+            }
+            case "mcp" -> {
+                // mcp <port> <expectedResources> <timeoutMs>
+                if (istiod != null) istiod.close();
+                istiod = new IstiodClient(Integer.parseInt(a[1])).start();
+                int expected = Integer.parseInt(a[2]);
+                long start = System.nanoTime();
+                long deadline = start + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(a[3]));
+                while ((!istiod.synced() || istiod.held() < expected) && System.nanoTime() < deadline) {
+                    LockSupport.parkNanos(2_000_000);
+                }
+                List<IstiodClient.Seen> seen = istiod.seen();
+                r.put("millis", Long.toString(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)));
+                r.put("synced", Boolean.toString(istiod.synced()));
+                r.put("held", Integer.toString(istiod.held()));
+                r.put(
+                        "bytes",
+                        Integer.toString(
+                                seen.isEmpty() ? 0 : seen.get(seen.size() - 1).bytes()));
+            }
+            case "mcp-wait" -> {
+                // mcp-wait <responses> <timeoutMs>: until that many ServiceEntry responses arrived in total
+                int n = Integer.parseInt(a[1]);
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(a[2]));
+                while (istiod.seen().size() < n && System.nanoTime() < deadline) LockSupport.parkNanos(1_000_000);
+                List<IstiodClient.Seen> seen = istiod.seen();
+                IstiodClient.Seen last = seen.get(seen.size() - 1);
+                r.put("responses", Integer.toString(seen.size()));
+                r.put("changed", Integer.toString(last.changed()));
+                r.put("resources", Integer.toString(last.resources()));
+                r.put("bytes", Integer.toString(last.bytes()));
+                r.put("decodeErrors", Integer.toString(last.decodeErrors()));
+                r.put("nanos", Long.toString(last.nanos()));
+            }
+            case "mcp-stats" -> {
+                List<IstiodClient.Seen> seen = istiod.seen();
+                long changed = 0;
+                long bytes = 0;
+                int from = Integer.parseInt(a[1]);
+                for (int i = from; i < seen.size(); i++) {
+                    changed += seen.get(i).changed();
+                    bytes += seen.get(i).bytes();
+                }
+                r.put("responses", Integer.toString(seen.size() - from));
+                r.put("changed", Long.toString(changed));
+                r.put("bytes", Long.toString(bytes));
+                r.put("total", Integer.toString(seen.size()));
+            }
+            case "mcp-close" -> {
+                if (istiod != null) istiod.close();
+                istiod = null;
+            }
+            case "zk-start" -> {
+                zookeeper = new ZookeeperLoad();
+                r.put("address", zookeeper.address());
+            }
+            case "zk-write" -> {
+                long ms = zookeeper.write(new ZookeeperCatalog(Integer.parseInt(a[1]), Integer.parseInt(a[2])));
+                r.put("millis", Long.toString(ms));
+            }
+            case "zk-changes" -> {
+                // zk-changes <perSecond> <seconds> <probeEvery> <seed>: the window's changes, made here
+                List<AdsFleet.Change> made = zookeeper.changes(
+                        nextZookeeperChange,
+                        Double.parseDouble(a[1]),
+                        Double.parseDouble(a[2]),
+                        Integer.parseInt(a[3]),
+                        Long.parseLong(a[4]));
+                nextZookeeperChange += made.size();
+                changes.addAll(made);
+                r.put("changes", Integer.toString(made.size()));
+            }
+            default -> throw new IllegalArgumentException("unknown command " + a[0]);
+        }
+        return r;
+    }
+
+    private static long processCpu() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    private void closeAll() throws Exception {
+        if (fleet != null) fleet.close();
+        if (istiod != null) istiod.close();
+        if (zookeeper != null) zookeeper.close();
+    }
+}
