@@ -22,6 +22,9 @@ final class TypeIndex {
     static final long UNKNOWN = Long.MIN_VALUE;
 
     final XdsType type;
+    /** The streams' subscriptions of this type, by resource. */
+    final Subscribers subscribers = new Subscribers();
+
     private final Map<String, Integer> ids = new HashMap<>();
     private String[] names = new String[64];
     private long[] nameHashes = new long[64];

@@ -20,14 +20,18 @@ final class TypeState {
     private static final int REMEMBERED_NONCES = 4;
 
     final TypeIndex index;
+    final XdsStream stream;
     boolean requested;
+    /** Read freely; changed only through {@link #wildcard(boolean)}, which keeps {@link Subscribers} in step. */
     boolean wildcard;
     /** SotW only: the client used the legacy form (no names in its first request). */
     boolean legacyWildcard;
     /** SotW only: a hash of the resource names of the last request, to skip unchanged subscriptions cheaply. */
     long namesHash;
 
+    /** Read freely; changed only through {@link #name}, {@link #names(BitSet)} and {@link #unsubscribeAll()}. */
     final BitSet names = new BitSet();
+
     final IntLongMap pending = new IntLongMap();
     /** Sum of {@link TypeIndex#contribution} over what the client has been sent of its subscription. */
     long viewSum;
@@ -47,8 +51,40 @@ final class TypeState {
     private final String[] recentVersions = new String[REMEMBERED_NONCES];
     private int recent;
 
-    TypeState(TypeIndex index) {
+    TypeState(TypeIndex index, XdsStream stream) {
         this.index = index;
+        this.stream = stream;
+    }
+
+    void wildcard(boolean on) {
+        if (on == wildcard) return;
+        wildcard = on;
+        index.subscribers.wildcard(this, on);
+    }
+
+    /** Adds the resource of this id to, or removes it from, the names subscribed to. */
+    void name(int id, boolean on) {
+        if (names.get(id) == on) return;
+        names.set(id, on);
+        index.subscribers.named(this, id, on);
+    }
+
+    /** Replaces the names subscribed to. */
+    void names(BitSet next) {
+        for (int id = names.nextSetBit(0); id >= 0; id = names.nextSetBit(id + 1)) {
+            if (!next.get(id)) index.subscribers.named(this, id, false);
+        }
+        for (int id = next.nextSetBit(0); id >= 0; id = next.nextSetBit(id + 1)) {
+            if (!names.get(id)) index.subscribers.named(this, id, true);
+        }
+        names.clear();
+        names.or(next);
+    }
+
+    /** The stream is gone: its subscription leaves {@link Subscribers}. */
+    void unsubscribeAll() {
+        wildcard(false);
+        names(new BitSet());
     }
 
     XdsType type() {

@@ -72,6 +72,13 @@ final class XdsStream {
         return fixedType == null ? "ADS" : fixedType.shortName().toUpperCase(java.util.Locale.ROOT);
     }
 
+    /** Every type's state it has, for leaving the subscriber sets when it closes. */
+    void forEachState(java.util.function.Consumer<TypeState> action) {
+        for (TypeState s : states) {
+            if (s != null) action.accept(s);
+        }
+    }
+
     TypeState state(XdsType type) {
         return states[type.ordinal()];
     }
@@ -79,7 +86,7 @@ final class XdsStream {
     TypeState stateOrCreate(TypeIndex index) {
         TypeState s = states[index.type.ordinal()];
         if (s == null) {
-            s = new TypeState(index);
+            s = new TypeState(index, this);
             states[index.type.ordinal()] = s;
         }
         return s;

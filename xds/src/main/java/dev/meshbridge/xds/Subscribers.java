@@ -1,0 +1,57 @@
+package dev.meshbridge.xds;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Which subscriptions of one type include which resources: the wildcard ones, and per resource id the ones that name
+ * it. A changed resource then visits only the streams subscribed to it, not every connected stream (with 5,000
+ * streams each naming ten resources, that is what keeps one change from costing 5,000 checks on the server's
+ * thread). Kept by {@link TypeState} as its subscription changes; owned by the server's thread.
+ */
+final class Subscribers {
+
+    private final Set<TypeState> wildcard = new LinkedHashSet<>();
+    private final List<Set<TypeState>> named = new ArrayList<>();
+
+    void wildcard(TypeState ts, boolean on) {
+        if (on) {
+            wildcard.add(ts);
+        } else {
+            wildcard.remove(ts);
+        }
+    }
+
+    void named(TypeState ts, int id, boolean on) {
+        while (named.size() <= id) named.add(null);
+        Set<TypeState> s = named.get(id);
+        if (on) {
+            if (s == null) named.set(id, s = new LinkedHashSet<>(4));
+            s.add(ts);
+        } else if (s != null && s.remove(ts) && s.isEmpty()) {
+            named.set(id, null);
+        }
+    }
+
+    /** The subscriptions that are wildcard. */
+    Set<TypeState> wildcard() {
+        return wildcard;
+    }
+
+    /** The subscriptions that name the resource of this id (some may be wildcard too). */
+    Set<TypeState> naming(int id) {
+        Set<TypeState> s = id < named.size() ? named.get(id) : null;
+        return s == null ? Set.of() : s;
+    }
+
+    /** How many (subscription, name) pairs are held: for tests and the debug view. */
+    int namedCount() {
+        int n = 0;
+        for (Set<TypeState> s : named) {
+            if (s != null) n += s.size();
+        }
+        return n;
+    }
+}
