@@ -133,12 +133,10 @@ final class Figures {
                 100 * send,
                 100 * acks);
         if (scan >= 0.2) {
-            out += " `XdsCore.changed` visits every connected stream for every changed resource to find its"
-                    + " subscribers (`TypeState.subscribes` on each), so each change costs O(streams) on the one thread"
-                    + " that also sends every push and reads every ACK, although most changes have one or two"
-                    + " subscribers. Fix: keep, per resource, the streams subscribed to it by name (and per type the"
-                    + " wildcard streams), updated where subscriptions change (`onSotwRequest`, `onDeltaRequest`,"
-                    + " `unregister`), so that a change visits only its subscribers.";
+            out += " `XdsCore.changed` marks a changed resource pending on each stream subscribed to it (found"
+                    + " through per-resource subscriber sets, so a change with one subscriber costs one visit), and"
+                    + " the probe service's changes have every stream subscribed: their cost is O(streams) by nature,"
+                    + " on the one thread that also sends every push and reads every ACK.";
         }
         return out;
     }
@@ -368,13 +366,14 @@ final class Figures {
                     + "load assignment, the rest is " + fmt("%.0f B", perEndpoint) + " per endpoint against 31 B. "
                     + "Unchanged resources re-sent: " + fmt("%.0f B", waste)
                     + "; CDS/LDS/RDS bytes on endpoint changes: "
-                    + fmt("%.0f B", other) + ". Where the bytes go: the bridge copies every endpoint label into "
-                    + "`envoy.lb` metadata by default (`lbMetadataLabels: ['*']`, for subset load balancing), and the "
-                    + "load's Dubbo and Spring Cloud instances carry 4 to 7 labels each (Dubbo's `application`, "
-                    + "`release`, `revision`...). The same one-service Delta response of " + r.load.instances()
-                    + " endpoints, computed with the bridge's translator: " + sizes + ". Fix: configure "
-                    + "`xds.lbMetadataLabels` with only the keys subset selectors use (README of `xds`), or make `[]` "
-                    + "the default and let users opt in.");
+                    + fmt("%.0f B", other)
+                    + ". Where the bytes go: endpoint labels in `envoy.lb` metadata cost the most "
+                    + "(the load's Dubbo and Spring Cloud instances carry 4 to 7 labels each: Dubbo's `application`, "
+                    + "`release`, `revision`...; the bridge copies the keys `xds.lbMetadataLabels` lists, none by "
+                    + "default, and those Ingress subsets select on). The same one-service Delta response of "
+                    + r.load.instances() + " endpoints, computed with the bridge's translator: " + sizes
+                    + ". What is left without labels is the address, port, health, weight and locality of each "
+                    + "endpoint and the resource's name and version.");
         }
     }
 

@@ -343,15 +343,7 @@ final class EnvoyIngressTranslator {
                 return Target.missing("subset '" + d.subset() + "' of " + d.host()
                         + " has no labels here; name the endpoints' labels instead (key=value)");
             }
-            Set<String> exported = base.options().lbLabels();
-            if (exported != null) {
-                for (String key : d.subsetLabels().keySet()) {
-                    if (!exported.contains(key)) {
-                        return Target.missing("subset label '" + key + "' of " + d.host()
-                                + " is not in xds.lbMetadataLabels, so no endpoint carries it");
-                    }
-                }
-            }
+            // the subset's keys are on this host's endpoints whatever xds.lbMetadataLabels says (see XdsCore)
             String name = XdsNames.subsetCluster(d.host(), port.number(), d.subset());
             subsetClusters
                     .computeIfAbsent(name, n -> new SubsetCluster(d.host(), port, d.subset(), new TreeSet<>(KEYS)))

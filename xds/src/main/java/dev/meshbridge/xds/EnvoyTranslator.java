@@ -62,7 +62,8 @@ import java.util.TreeMap;
  * <ol>
  *   <li>per service port, a Cluster of type EDS whose endpoints come over ADS, and its ClusterLoadAssignment:
  *       routable endpoints (enabled, weight >= 1) grouped by locality, each with its weight, its health (unhealthy
- *       as UNHEALTHY, draining as DRAINING) and its labels under the {@code envoy.lb} filter metadata; each locality
+ *       as UNHEALTHY, draining as DRAINING) and the labels {@link Options#lbLabels()} and the routes' subsets name
+ *       under the {@code envoy.lb} filter metadata; each locality
  *       weighs the sum of its endpoints' weights;
  *   <li>HTTP/2 upstreams (gRPC, Triple, HTTP/2 ports) get explicit HTTP/2 protocol options, so Envoy speaks h2 to them;
  *   <li>for proxyless gRPC, when the service has an HTTP-family port: API listeners named {@code <host>} and {@code
@@ -95,10 +96,11 @@ public final class EnvoyTranslator {
      *
      * @param connectTimeout the clusters' connect timeout
      * @param grpcListeners whether to make API listeners and routes for proxyless gRPC clients
-     * @param lbLabels label keys copied into {@code envoy.lb} metadata; null copies every label
+     * @param lbLabels label keys copied into {@code envoy.lb} metadata on every endpoint; null copies every label. The
+     *     keys routes select subsets on are copied on the services they select, whatever this says
      */
     public record Options(Duration connectTimeout, boolean grpcListeners, Set<String> lbLabels) {
-        public static final Options DEFAULTS = new Options(Duration.ofSeconds(5), true, null);
+        public static final Options DEFAULTS = new Options(Duration.ofSeconds(5), true, Set.of());
 
         public Options {
             Objects.requireNonNull(connectTimeout, "connectTimeout");
@@ -163,6 +165,15 @@ public final class EnvoyTranslator {
      * only load assignments. The result is the same as without {@code previous}.
      */
     public ServiceResources translate(MeshService service, ServiceResources previous) {
+        return translate(service, previous, Set.of());
+    }
+
+    /**
+     * Translates one service as {@link #translate(MeshService, ServiceResources)} does, with {@code routeLabelKeys}
+     * (the label keys routes select subsets of this service on) put under {@code envoy.lb} in addition to
+     * {@link Options#lbLabels()}.
+     */
+    public ServiceResources translate(MeshService service, ServiceResources previous, Set<String> routeLabelKeys) {
         String host = service.host();
         boolean reuse = previous != null
                 && previous.host().equals(host)
@@ -172,7 +183,7 @@ public final class EnvoyTranslator {
         List<ServicePort> served = new ArrayList<>();
         for (ServicePort port : service.ports()) {
             String name = XdsNames.cluster(host, port.number());
-            ClusterLoadAssignment cla = loadAssignment(service, port, skipped);
+            ClusterLoadAssignment cla = loadAssignment(service, port, skipped, routeLabelKeys);
             XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
             String problem = null;
             if (cluster == null) {
@@ -245,7 +256,7 @@ public final class EnvoyTranslator {
     }
 
     private ClusterLoadAssignment loadAssignment(
-            MeshService service, ServicePort port, List<ServiceResources.Skipped> skipped) {
+            MeshService service, ServicePort port, List<ServiceResources.Skipped> skipped, Set<String> routeKeys) {
         String name = XdsNames.endpoints(service.host(), port.number());
         TreeMap<Locality, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
         Map<Locality, long[]> weights = new TreeMap<>();
@@ -279,7 +290,7 @@ public final class EnvoyTranslator {
                                             .setPortValue(number))))
                     .setHealthStatus(health(e.health()))
                     .setLoadBalancingWeight(UInt32Value.of(e.weight()));
-            Struct labels = labels(e);
+            Struct labels = labels(e, routeKeys);
             if (labels != null) lb.setMetadata(Metadata.newBuilder().putFilterMetadata(LB_METADATA, labels));
             byLocality.computeIfAbsent(e.locality(), EnvoyTranslator::locality).addLbEndpoints(lb);
             weights.computeIfAbsent(e.locality(), l -> new long[1])[0] += e.weight();
@@ -312,11 +323,13 @@ public final class EnvoyTranslator {
         };
     }
 
-    private Struct labels(Endpoint e) {
+    private Struct labels(Endpoint e, Set<String> routeKeys) {
         if (e.labels().isEmpty()) return null;
+        Set<String> keys = options.lbLabels();
+        if (keys != null && keys.isEmpty() && routeKeys.isEmpty()) return null;
         Struct.Builder s = null;
         for (Map.Entry<String, String> l : e.labels().entrySet()) {
-            if (options.lbLabels() != null && !options.lbLabels().contains(l.getKey())) continue;
+            if (keys != null && !keys.contains(l.getKey()) && !routeKeys.contains(l.getKey())) continue;
             if (s == null) s = Struct.newBuilder();
             s.putFields(l.getKey(), string(l.getValue()));
         }

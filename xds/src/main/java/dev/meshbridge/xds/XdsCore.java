@@ -71,6 +71,11 @@ final class XdsCore {
     private IngressResources lastIngressTranslation =
             IngressResources.empty(RouteTable.empty().version());
 
+    /** Per host, the label keys the Ingress routes select subsets on: put under {@code envoy.lb} for that host. */
+    private Map<String, ? extends Set<String>> routeLabelKeys = Map.of();
+    /** The route table version {@link #routeLabelKeys} was computed from. */
+    private String routeLabelKeysVersion = RouteTable.empty().version();
+
     private MeshSnapshot snapshot = MeshSnapshot.empty();
     private int skippedNow;
     private final int[] changes = new int[XdsType.all().length];
@@ -148,6 +153,7 @@ final class XdsCore {
         Arrays.fill(changes, 0);
         int dirtyBefore = dirty.size();
         boolean incremental = lastSequence >= 0 && next.sequence() == lastSequence + 1;
+        Set<String> relabeled = updateRouteLabelKeys(next.routes());
         int translated = 0;
         if (incremental) {
             for (String host : next.removed()) {
@@ -156,7 +162,14 @@ final class XdsCore {
             for (String host : next.changed()) {
                 MeshService s = next.service(host);
                 if (s != null) {
-                    updateService(host, translator.translate(s, index.service(host)));
+                    updateService(host, translate(s));
+                    translated++;
+                }
+            }
+            for (String host : relabeled) {
+                MeshService s = next.service(host);
+                if (s != null && !next.changed().contains(host)) {
+                    updateService(host, translate(s));
                     translated++;
                 }
             }
@@ -165,8 +178,9 @@ final class XdsCore {
             for (MeshService s : next.services().values()) {
                 gone.remove(s.host());
                 ServiceResources current = index.service(s.host());
-                if (current != null && current.serviceVersion().equals(s.version())) continue;
-                updateService(s.host(), translator.translate(s, current));
+                if (current != null && current.serviceVersion().equals(s.version()) && !relabeled.contains(s.host()))
+                    continue;
+                updateService(s.host(), translate(s));
                 translated++;
             }
             for (String host : gone) updateService(host, null);
@@ -199,6 +213,31 @@ final class XdsCore {
                     nanos / 1000);
         }
         scheduleFlush();
+    }
+
+    private ServiceResources translate(MeshService s) {
+        Set<String> keys = routeLabelKeys.get(s.host());
+        return translator.translate(s, index.service(s.host()), keys == null ? Set.of() : keys);
+    }
+
+    /**
+     * Takes the label keys the routes select subsets on from a new route table; returns the hosts whose keys changed,
+     * whose load assignments must be made again (an endpoint change does not change them).
+     */
+    private Set<String> updateRouteLabelKeys(RouteTable routes) {
+        if (routes.version().equals(routeLabelKeysVersion)) return Set.of();
+        Map<String, ? extends Set<String>> next = routes.subsetLabelKeys();
+        Set<String> changed = new HashSet<>();
+        for (Map.Entry<String, ? extends Set<String>> e : next.entrySet()) {
+            if (!e.getValue().equals(routeLabelKeys.get(e.getKey()))) changed.add(e.getKey());
+        }
+        for (String host : routeLabelKeys.keySet()) {
+            if (!next.containsKey(host)) changed.add(host);
+        }
+        routeLabelKeys = next;
+        routeLabelKeysVersion = routes.version();
+        if (!changed.isEmpty()) log.info("xds envoy.lb label keys from Ingress subsets changed for hosts {}", changed);
+        return changed;
     }
 
     private void updateService(String host, ServiceResources next) {
@@ -293,13 +332,20 @@ final class XdsCore {
 
     private void changed(TypeIndex type, int id, long oldVersion, boolean wildcard) {
         changes[type.type.ordinal()]++;
-        for (int i = 0, n = streams.size(); i < n; i++) {
-            XdsStream st = streams.get(i);
-            TypeState ts = st.state(type.type);
-            if (ts == null || !ts.requested || !ts.subscribes(id, wildcard)) continue;
-            ts.changed(id, oldVersion);
-            markDirty(st);
+        // only the subscribers of this resource: a change costs O(its subscribers), not O(streams)
+        Subscribers subs = type.subscribers;
+        if (wildcard) {
+            for (TypeState ts : subs.wildcard()) changedFor(ts, id, oldVersion);
         }
+        for (TypeState ts : subs.naming(id)) {
+            if (!(wildcard && ts.wildcard)) changedFor(ts, id, oldVersion);
+        }
+    }
+
+    private void changedFor(TypeState ts, int id, long oldVersion) {
+        if (!ts.requested || ts.stream.closed) return;
+        ts.changed(id, oldVersion);
+        markDirty(ts.stream);
     }
 
     // ------------------------------------------------------------------ streams
@@ -313,6 +359,7 @@ final class XdsCore {
     void unregister(XdsStream st, Throwable error) {
         if (!streams.remove(st)) return;
         st.closed = true;
+        st.forEachState(TypeState::unsubscribeAll);
         metrics.streamClosed(st);
         if (error == null) {
             log.info("xds {} closed by the client", st.describe());
@@ -351,9 +398,9 @@ final class XdsCore {
         }
         if (first) {
             metrics.typeRequested(st, ts.type());
-            ts.wildcard = wildcard;
+            ts.wildcard(wildcard);
             ts.legacyWildcard = wildcard && !star;
-            ts.names.or(requested);
+            ts.names(requested);
             long current = currentViewSum(ts);
             String version = req.getVersionInfo();
             if (!version.isEmpty() && version.equals(TypeState.versionOf(current))) {
@@ -403,7 +450,7 @@ final class XdsCore {
         if (first) metrics.typeRequested(st, ts.type());
 
         if (wildcard && !ts.wildcard) {
-            ts.wildcard = true;
+            ts.wildcard(true);
             idx.forEachWildcard(id -> {
                 if (!ts.names.get(id)) ts.added(id, clientVersion(initial, idx.name(id), TypeIndex.ABSENT));
             });
@@ -413,18 +460,18 @@ final class XdsCore {
             int id = idx.id(n);
             if (ts.names.get(id)) continue;
             boolean already = ts.subscribes(id);
-            ts.names.set(id);
+            ts.name(id, true);
             if (!already) ts.added(id, clientVersion(initial, n, TypeIndex.UNKNOWN));
         }
         for (String n : unsubscribe) {
             if (n.equals("*")) continue;
             int id = idx.find(n);
             if (id < 0 || !ts.names.get(id)) continue;
-            ts.names.clear(id);
+            ts.name(id, false);
             if (!(ts.wildcard && idx.wildcardVisible(id))) ts.dropped(id);
         }
         if (!wildcard && ts.wildcard) {
-            ts.wildcard = false;
+            ts.wildcard(false);
             idx.forEachWildcard(id -> {
                 if (!ts.names.get(id)) ts.dropped(id);
             });
@@ -546,9 +593,8 @@ final class XdsCore {
             boolean after = (wildcard && idx.wildcardVisible(id)) || requested.get(id);
             if (before[id] && !after) ts.dropped(id);
         }
-        ts.wildcard = wildcard;
-        ts.names.clear();
-        ts.names.or(requested);
+        ts.wildcard(wildcard);
+        ts.names(requested);
         for (int id = candidates.nextSetBit(0); id >= 0; id = candidates.nextSetBit(id + 1)) {
             if (!before[id] && ts.subscribes(id)) ts.added(id, clientVersion);
         }

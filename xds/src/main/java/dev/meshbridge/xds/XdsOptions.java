@@ -15,7 +15,8 @@ import java.util.Set;
  * @param port the port; 0 picks a free one, readable from {@link XdsServer#port()} after start
  * @param connectTimeout the clusters' connect timeout
  * @param grpcListeners whether to serve API listeners and routes for proxyless gRPC clients
- * @param lbMetadataLabels label keys copied into each endpoint's {@code envoy.lb} metadata; null copies all
+ * @param lbMetadataLabels label keys copied into each endpoint's {@code envoy.lb} metadata; null copies all. The keys
+ *     Ingress routes select subsets on are copied too, on the services they select
  * @param keepaliveTime how often the server pings an idle client connection to find dead peers (0 turns it off)
  * @param maxConnectionAge after this long a client connection is asked to reconnect, which spreads clients over
  *     replicas (0 never)
@@ -38,7 +39,7 @@ public record XdsOptions(
             DEFAULT_PORT,
             Duration.ofSeconds(5),
             true,
-            null,
+            Set.of(),
             Duration.ofSeconds(30),
             Duration.ZERO,
             Ingress.DEFAULTS);
@@ -151,8 +152,9 @@ public record XdsOptions(
             connectTimeout = DEFAULTS.connectTimeout();
         }
         boolean grpcListeners = section.bool("grpcListeners", true);
-        Set<String> labels = null;
+        Set<String> labels = Set.of();
         if (section.has("lbMetadataLabels")) {
+            labels = null;
             List<String> keys = section.strings("lbMetadataLabels");
             if (!keys.contains("*")) {
                 labels = new LinkedHashSet<>();

@@ -116,6 +116,40 @@ class AdsIngressTest {
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"sotw", "delta"})
+    void subsetRoutes_putTheirLabelKeysOnTheSelectedServiceOnly_andTakeThemOffWhenTheRouteGoes(String protocol) {
+        EnvoyLikeClient envoy = shop(protocol);
+
+        // orders is selected by version (the canary Ingress): its endpoints carry version, and only that label
+        // (dubbo.metadata.revision and the rest stay off, lbMetadataLabels being empty by default); greeter carries
+        // none
+        envoy.await(c -> {
+            assertThat(c.lbLabels(ORDERS))
+                    .containsExactly(
+                            java.util.Map.entry("10.1.0.1:50051", List.of("version=v1")),
+                            java.util.Map.entry("10.1.0.2:50051", List.of("version=v1")),
+                            java.util.Map.entry("10.1.0.3:50051", List.of("version=v2")));
+            assertThat(c.lbLabels(GREETER)).containsExactly(java.util.Map.entry("10.2.0.1:50051", List.of()));
+        });
+
+        // the canary Ingress goes: nothing selects orders by label any more, and its endpoints lose the metadata
+        String yaml = IngressBed.resource("ingress/shop.yaml");
+        int start =
+                yaml.indexOf("---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: orders-canary");
+        int end = yaml.indexOf("---", start + 3);
+        assertThat(start).isPositive();
+        bed.write("shop.yaml", yaml.substring(0, start) + yaml.substring(end));
+        bed.awaitRoutes(5);
+
+        envoy.await(c -> {
+            assertThat(c.lbLabels(ORDERS).values())
+                    .allSatisfy(l -> assertThat(l).isEmpty());
+            // the route update follows the cluster removal by one response: wait for both
+            assertThat(EnvoyConfigCheck.check(c.held())).isEmpty();
+        });
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"sotw", "delta"})
     void unknownDestination_answers503NamingIt_thenTheRouteSwitchesWhenTheServiceAppears(String protocol) {
         bed = new IngressBed(dir);
         bed.send(IngressBed.shopCatalog());

@@ -32,12 +32,10 @@ import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -300,23 +298,6 @@ class EnvoyIngressTranslatorTest {
                                 + " name the endpoints' labels instead (key=value)",
                         "shop.example.com Prefix /port of shop/shop: orders.dubbo has no port 9 (it has [50051])");
         assertThat(r.dependencies()).containsOnlyKeys("nope.dubbo", "orders.dubbo", "orders-canary.dubbo");
-    }
-
-    @Test
-    void subsetLabelNotExportedAsLbMetadata_answers503_ratherThanMatchingNothingSilently() {
-        translator = new EnvoyIngressTranslator(
-                new EnvoyTranslator(new EnvoyTranslator.Options(Duration.ofSeconds(5), true, Set.of("zone"))),
-                XdsOptions.Ingress.DEFAULTS);
-        catalogService("orders.dubbo", TRI);
-
-        IngressResources r = translate(contribution(
-                SHOP,
-                List.of(route(SHOP, "", PathType.PREFIX, "/orders", subset("orders.dubbo", 100, "version", "v2"))),
-                null));
-
-        assertThat(r.unavailable())
-                .containsExactly("* Prefix /orders of shop/shop: subset label 'version' of orders.dubbo is not in"
-                        + " xds.lbMetadataLabels, so no endpoint carries it");
     }
 
     @Test

@@ -147,6 +147,24 @@ final class EnvoyLikeClient {
         return out;
     }
 
+    /** Per endpoint ({@code address:port}), its {@code envoy.lb} metadata as {@code key=value} pairs, sorted. */
+    Map<String, List<String>> lbLabels(String name) {
+        Any a = held.get(XdsType.ENDPOINT).get(name);
+        assertThat(a).as("load assignment %s", name).isNotNull();
+        Map<String, List<String>> out = new java.util.TreeMap<>();
+        ClusterLoadAssignment cla = IngressTables.unpack(a, ClusterLoadAssignment.class);
+        cla.getEndpointsList()
+                .forEach(l -> l.getLbEndpointsList().forEach(e -> {
+                    var sa = e.getEndpoint().getAddress().getSocketAddress();
+                    List<String> labels = new ArrayList<>();
+                    var lb = e.getMetadata().getFilterMetadataMap().get("envoy.lb");
+                    if (lb != null) lb.getFieldsMap().forEach((k, v) -> labels.add(k + "=" + v.getStringValue()));
+                    labels.sort(null);
+                    out.put(sa.getAddress() + ":" + sa.getPortValue(), labels);
+                }));
+        return out;
+    }
+
     // ------------------------------------------------------------------ protocol
 
     private void handle(DiscoveryResponse r) {

@@ -156,7 +156,7 @@ class EnvoyTranslatorTest {
     }
 
     @Test
-    void labels_areUnderEnvoyLbMetadata_andTheOptionCanNarrowThem() throws Exception {
+    void labels_underEnvoyLbMetadata_noneByDefault_allWithStar_listedKeys_plusTheRoutesSubsetKeys() throws Exception {
         MeshService s = upsert(Upserts.dubboInterface(
                 "org.demo.Greeter",
                 "1.0.0",
@@ -166,10 +166,16 @@ class EnvoyTranslatorTest {
                                 20880,
                                 Map.of("application", "demo-provider", "release", "3.3.6", "timestamp", "17000"))
                         .build())));
-
         String name = "outbound|20880||org.demo.greeter.v-1-0-0.g-blue.dubbo";
-        LbEndpoint all =
+
+        LbEndpoint byDefault =
                 loadAssignment(translator.translate(s), name).getEndpoints(0).getLbEndpoints(0);
+        assertThat(byDefault.hasMetadata())
+                .as("no label costs bytes on every push unless asked for")
+                .isFalse();
+
+        EnvoyTranslator star = new EnvoyTranslator(new EnvoyTranslator.Options(Duration.ofSeconds(1), true, null));
+        LbEndpoint all = loadAssignment(star.translate(s), name).getEndpoints(0).getLbEndpoints(0);
         assertThat(all.getMetadata().getFilterMetadataOrThrow("envoy.lb").getFieldsMap())
                 .containsOnlyKeys("application", "release")
                 .hasEntrySatisfying(
@@ -181,6 +187,15 @@ class EnvoyTranslatorTest {
                 loadAssignment(narrow.translate(s), name).getEndpoints(0).getLbEndpoints(0);
         assertThat(some.getMetadata().getFilterMetadataOrThrow("envoy.lb").getFieldsMap())
                 .containsOnlyKeys("release");
+
+        LbEndpoint withRouteKeys = loadAssignment(narrow.translate(s, null, Set.of("application", "absent")), name)
+                .getEndpoints(0)
+                .getLbEndpoints(0);
+        assertThat(withRouteKeys
+                        .getMetadata()
+                        .getFilterMetadataOrThrow("envoy.lb")
+                        .getFieldsMap())
+                .containsOnlyKeys("release", "application");
     }
 
     @Test

@@ -146,7 +146,9 @@ class GoldenFilesTest {
         }
         Map<String, ServiceResources> services = new java.util.TreeMap<>();
         for (ServiceUpsert u : IngressBed.shopCatalog()) {
-            services.put(u.host(), translator.translate(catalog.awaitService(u.host())));
+            // as the server does: the keys the routes select subsets on go under envoy.lb of the hosts they select
+            java.util.Set<String> keys = table.subsetLabelKeys().getOrDefault(u.host(), new java.util.TreeSet<>());
+            services.put(u.host(), translator.translate(catalog.awaitService(u.host()), null, keys));
         }
         IngressResources ingress = new EnvoyIngressTranslator(translator, XdsOptions.Ingress.DEFAULTS)
                 .translate(table, h -> services.containsKey(h) ? EnvoyTranslator.servedPorts(services.get(h)) : null);

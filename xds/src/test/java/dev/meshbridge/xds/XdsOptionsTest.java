@@ -28,7 +28,7 @@ class XdsOptionsTest {
         assertThat(o.port()).isEqualTo(15010);
         assertThat(o.connectTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(o.grpcListeners()).isTrue();
-        assertThat(o.lbMetadataLabels()).isNull();
+        assertThat(o.lbMetadataLabels()).isEmpty();
         assertThat(o.keepaliveTime()).isEqualTo(Duration.ofSeconds(30));
         assertThat(o.maxConnectionAge()).isEqualTo(Duration.ZERO);
         assertThat(o.ingress()).isEqualTo(new XdsOptions.Ingress(true, "0.0.0.0", 8080, 8443));

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
+import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -143,6 +144,24 @@ public final class RouteTable {
             }
         }
         return Collections.unmodifiableSortedSet(hosts);
+    }
+
+    /**
+     * Per registry host, the endpoint label keys the served routes' subsets select on (a subset given by labels): what
+     * an Envoy subset load balancer needs on that host's endpoints. Hosts no subset selects on are absent. Sorted.
+     */
+    public SortedMap<String, SortedSet<String>> subsetLabelKeys() {
+        SortedMap<String, SortedSet<String>> keys = new TreeMap<>();
+        for (HttpRoute r : servedRoutes()) {
+            for (WeightedDestination d : r.destinations()) {
+                if (d.destination() instanceof RegistryDestination rd
+                        && !rd.subsetLabels().isEmpty()) {
+                    keys.computeIfAbsent(rd.host(), h -> new TreeSet<>())
+                            .addAll(rd.subsetLabels().keySet());
+                }
+            }
+        }
+        return keys;
     }
 
     /** The routes and then the default backend, if any. */

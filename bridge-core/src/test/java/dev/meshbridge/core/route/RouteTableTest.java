@@ -52,6 +52,27 @@ class RouteTableTest {
     }
 
     @Test
+    void subsetLabelKeys_perHost_fromTheServedRoutesSubsets() {
+        IngressRef owner = ref("shop", "canary", T0);
+        WeightedDestination v1 = new WeightedDestination(
+                new RegistryDestination("orders.dubbo", 0, "v1", new TreeMap<>(java.util.Map.of("version", "1.0"))),
+                90);
+        WeightedDestination v2 = new WeightedDestination(
+                new RegistryDestination(
+                        "orders.dubbo", 0, "v2", new TreeMap<>(java.util.Map.of("version", "2.0", "zone", "a"))),
+                10);
+        WeightedDestination plain = new WeightedDestination(RegistryDestination.of("users.dubbo"), 100);
+        HttpRoute canary = new HttpRoute(owner, new RouteMatch("", PathType.PREFIX, "/orders"), List.of(v1, v2));
+        HttpRoute users = new HttpRoute(owner, new RouteMatch("", PathType.PREFIX, "/users"), List.of(plain));
+
+        RouteTable table = RouteTable.merge(List.of(contribution(owner, canary, users)));
+
+        assertThat(table.subsetLabelKeys()).containsOnlyKeys("orders.dubbo");
+        assertThat(table.subsetLabelKeys().get("orders.dubbo")).containsExactly("version", "zone");
+        assertThat(RouteTable.empty().subsetLabelKeys()).isEmpty();
+    }
+
+    @Test
     void merge_sameCreationTime_namespaceThenNameDecides() {
         IngressRef a = ref("a", "zeta", T0);
         IngressRef b = ref("b", "alpha", T0);
