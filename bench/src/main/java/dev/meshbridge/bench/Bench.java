@@ -74,7 +74,7 @@ final class Bench {
     void spi(Side side, TargetFactory factory) throws Exception {
         List<ServiceUpsert> upserts = new ArrayList<>(load.services());
         for (int i = 0; i < load.services(); i++) upserts.add(spi.upsert(i));
-        long heap0 = Heap.usedAfterGc();
+        long heap0 = Heap.settled();
         try (Target target = factory.create()) {
             log("%s: cold ingest of %,d x %d through the SPI", side.name, load.services(), load.instances());
             var complete = target.expect(load.services(), load.endpoints());
@@ -281,7 +281,7 @@ final class Bench {
     }
 
     private void manyStreams(Side side, Target target) throws Exception {
-        side.heapBeforeBig = Heap.usedAfterGc();
+        side.heapBeforeBig = Heap.settled();
         side.big.connect = fleet(side, target, "spi", load.bigStreams(), load.services(), load.instances(), 2);
         side.heapWithBig = Heap.usedAfterGc();
         side.rssWithBig = Machine.rss();
@@ -313,7 +313,7 @@ final class Bench {
     void zookeeper(Side side, TargetFactory factory, String address) throws Exception {
         ZookeeperCatalog catalog = new ZookeeperCatalog(load.zkServices(), load.zkInstances());
         long endpoints = (long) catalog.services() * catalog.instances();
-        long heap0 = Heap.usedAfterGc();
+        long heap0 = Heap.settled();
         try (Target target = factory.create()) {
             RegistryConfig config = zookeeperConfig(address);
             target.aggregator().configureRegistry(config.name(), config.emptyService());

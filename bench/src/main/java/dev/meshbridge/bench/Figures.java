@@ -284,14 +284,13 @@ final class Figures {
         String where = translate >= 0.5
                 ? fmt(
                         " The xDS thread's JFR samples of these single changes fall %.0f%% in `EnvoyTranslator.translate`"
-                                + " (its top frames build the endpoints' `envoy.lb` metadata as protobuf `Struct`s:"
-                                + " LinkedHashMap nodes, `Value` builders), the same work as in bursts, not extra"
-                                + " bookkeeping.",
+                                + " (rebuilding the changed service's load assignment), the same work as in bursts,"
+                                + " not extra bookkeeping.",
                         100 * translate)
                 : "";
         String fix = " What would cut it: fewer thread hops per change (one executor translating a snapshot for xDS and"
                 + " MCP), and less translation per change: `EnvoyTranslator` rebuilds every endpoint of the changed"
-                + " service with its label metadata (JMH: " + jmh("TranslatorBenchmark.envoyEndpointChange")
+                + " service (JMH: " + jmh("TranslatorBenchmark.envoyEndpointChange")
                 + " for one"
                 + " service of " + r.load.instances() + " endpoints); keeping the built `LbEndpoint` of each unchanged"
                 + " `Endpoint` (an immutable record, a good cache key) would leave one endpoint to build.";

@@ -23,6 +23,29 @@ final class Heap {
         return 0;
     }
 
+    /**
+     * The heap in use once what the previous phase left behind is gone: a closed server's threads, buffers and
+     * connections are released over the next moments, and a baseline taken before that would count them against the
+     * next phase. Measures every 250 ms until two readings in a row drop by less than 1 MB (at most 15 s).
+     */
+    static long settled() {
+        long last = usedAfterGc();
+        int steady = 0;
+        long deadline = System.nanoTime() + 15_000_000_000L;
+        while (steady < 2 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(250);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            long now = usedAfterGc();
+            steady = last - now < 1_000_000 ? steady + 1 : 0;
+            last = Math.min(last, now);
+        }
+        return last;
+    }
+
     static long usedAfterGc() {
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
         long best = Long.MAX_VALUE;
