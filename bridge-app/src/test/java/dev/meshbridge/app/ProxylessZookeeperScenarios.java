@@ -1,10 +1,12 @@
 package dev.meshbridge.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.config.RegistriesConfig;
+import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.registry.zookeeper.ZkServer;
 import java.nio.file.Files;
@@ -158,6 +160,13 @@ abstract class ProxylessZookeeperScenarios {
         assertNoCallReaches(GREETER, Set.of("greeter-1", "greeter-2"), "greeter-3");
         assertNoCallReaches(SHOP, Set.of("shop-1", "shop-2"), "shop-3");
         assertNoCallReaches(ORDERS, Set.of("orders-1"), "orders-2");
+        assertThat(bridge.aggregator().current().service(SHOP).endpoints())
+                .as("the weight-0 and the disabled instance stay in the catalog (/debug/catalog), not routable")
+                .extracting(e -> e.port("tri"), Endpoint::routable)
+                .containsExactlyInAnyOrder(
+                        tuple(backends.get("shop-1").port(), false),
+                        tuple(backends.get("shop-2").port(), false),
+                        tuple(backends.get("shop-3").port(), true));
         assertNoNack();
     }
 
