@@ -48,8 +48,9 @@ import java.util.regex.PatternSyntaxException;
  *       listener- and route-config-resource-type (the version this build tests);
  *   <li><b>C-core</b> (C++, Python, Ruby, PHP, C#): {@code src/core/xds/grpc/} xds_cluster_parser.cc,
  *       xds_endpoint_parser.cc, xds_listener_parser.cc, xds_route_config_parser.cc;
- *   <li><b>A27, A28, A39, A41, A42, A47, A52</b>: the gRFCs of xDS load balancing, routing, HTTP filters, RBAC's HCM
- *       rules, ring hash, federation names and custom LB policies;
+ *   <li><b>A27, A28, A29, A36, A37, A39, A41, A42, A44, A47, A50, A52, A58</b>: the gRFCs of xDS load balancing,
+ *       routing, TLS, xDS servers, aggregate clusters, HTTP filters, RBAC's HCM rules, ring hash, retries, federation
+ *       names, outlier detection, custom LB policies and weighted round robin;
  *   <li><b>Envoy</b>: what Envoy refuses beyond its proto annotations;
  *   <li><b>bridge</b>: an invariant of the bridge's own translation (weights, health), so that what a client does with
  *       a resource is what the registry says.
