@@ -5,8 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.config.RegistriesConfig;
+import dev.meshbridge.core.dubbo.DubboNaming;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import dev.meshbridge.registry.zookeeper.ZkServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -92,6 +94,28 @@ class BridgeTest {
         assertThat(get("/debug/mcp").statusCode()).isEqualTo(200);
         assertThat(get("/debug/nothing").statusCode()).isEqualTo(404);
         assertThat(get("/").body()).contains("/debug/catalog");
+    }
+
+    @Test
+    void debugRegistries_showsTheHostTemplatesInForce() throws Exception {
+        try (ZkServer zk = new ZkServer()) {
+            start(config("""
+                      - type: zookeeper
+                        name: zk
+                        addresses: ["%s"]
+                        springCloudHostTemplate: "{service}.spring"
+                    """.formatted(zk.address())));
+
+            String body = get("/debug/registries").body();
+
+            assertThat(body)
+                    .contains("\"springCloudHost\" : \"{service}.spring\"")
+                    .contains("\"dubboInterfaceHost\" : \"" + DubboNaming.DEFAULT_INTERFACE_TEMPLATE + "\"")
+                    .contains("\"dubboApplicationHost\" : \"" + DubboNaming.DEFAULT_APPLICATION_TEMPLATE + "\"")
+                    .doesNotContain("{ }");
+            bridge.close();
+            bridge = null;
+        }
     }
 
     @Test

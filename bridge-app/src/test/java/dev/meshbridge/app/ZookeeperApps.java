@@ -1,5 +1,6 @@
 package dev.meshbridge.app;
 
+import dev.meshbridge.registry.zookeeper.DubboRegistryWriter;
 import dev.meshbridge.registry.zookeeper.ZkServer;
 import java.io.IOException;
 import java.util.HashMap;
@@ -29,7 +30,11 @@ import org.springframework.cloud.zookeeper.discovery.ZookeeperInstance;
  *       CuratorFrameworkUtils.buildServiceDiscovery}, a {@code DefaultServiceInstance} with {@code dubbo.endpoints}
  *       written by {@code ServiceInstanceMetadataUtils.setEndpoints}, turned into curator's instance by {@code
  *       CuratorFrameworkUtils.build}), under {@code /services/<application>/127.0.0.1:<port>}. An update rewrites the
- *       instance in place, as Dubbo's {@code doUpdate} does.
+ *       instance in place, as Dubbo's {@code doUpdate} does;
+ *   <li>Dubbo interface level: provider URLs ({@code tri://127.0.0.1:<port>/<interface>?...}) written by Dubbo's own
+ *       {@code ZookeeperRegistry} under {@code /dubbo/<interface>/providers/}, exactly the znodes a Dubbo provider
+ *       writes (a real one would refuse to register a 127.x address). A changed parameter re-registers the provider
+ *       under its new URL, as a provider that re-exports does.
  * </ul>
  */
 final class ZookeeperApps implements AutoCloseable {
@@ -38,11 +43,13 @@ final class ZookeeperApps implements AutoCloseable {
     static final String DUBBO_REVISION = "8e3a3b1f6c2d4a70";
 
     private final CuratorFramework client;
+    private final DubboRegistryWriter providers;
     private final ServiceDiscovery<ZookeeperInstance> spring;
     private final ServiceDiscovery<org.apache.dubbo.registry.zookeeper.ZookeeperInstance> dubbo;
 
     ZookeeperApps(ZkServer zk) throws Exception {
         client = zk.client();
+        providers = new DubboRegistryWriter(zk.address());
         // as Spring Cloud ZooKeeper's CuratorServiceDiscoveryAutoConfiguration builds it
         spring = ServiceDiscoveryBuilder.builder(ZookeeperInstance.class)
                 .client(client)
@@ -59,6 +66,9 @@ final class ZookeeperApps implements AutoCloseable {
 
     /** A registered Dubbo application instance. */
     record DubboInstance(DefaultServiceInstance instance) {}
+
+    /** A registered Dubbo interface-level provider, and the URL it is registered under. */
+    record DubboProvider(String iface, String application, int port, Map<String, String> parameters, String url) {}
 
     /** Registers an instance of Spring Cloud service {@code service} at 127.0.0.1:{@code port}. */
     SpringInstance registerSpring(String service, int port) throws Exception {
@@ -80,10 +90,75 @@ final class ZookeeperApps implements AutoCloseable {
         spring.unregisterService(instance.instance());
     }
 
+    /**
+     * Takes it out of service as Spring Cloud's service registry endpoint does: {@code instance_status:
+     * OUT_OF_SERVICE} in its metadata, rewritten in place (Spring's serializer leaves curator's {@code enabled} out).
+     */
+    SpringInstance outOfService(SpringInstance registered) throws Exception {
+        ServiceInstance<ZookeeperInstance> was = registered.instance();
+        ZookeeperInstance payload = was.getPayload();
+        Map<String, String> metadata = new HashMap<>(payload.getMetadata());
+        metadata.put("instance_status", "OUT_OF_SERVICE");
+        ServiceInstance<ZookeeperInstance> next = ServiceInstance.<ZookeeperInstance>builder()
+                .id(was.getId())
+                .name(was.getName())
+                .address(was.getAddress())
+                .port(was.getPort())
+                .payload(new ZookeeperInstance(payload.getId(), payload.getName(), metadata))
+                .uriSpec(was.getUriSpec())
+                .build();
+        spring.updateService(next);
+        return new SpringInstance(next);
+    }
+
+    /**
+     * Registers a provider of Dubbo interface {@code iface} serving Triple at 127.0.0.1:{@code triPort}, with the
+     * parameters a Dubbo 3 provider writes and {@code more} (e.g. {@code weight}, {@code disabled}).
+     */
+    DubboProvider registerDubboInterface(String iface, String application, int triPort, Map<String, String> more) {
+        more = new java.util.TreeMap<>(more);
+        StringBuilder url = new StringBuilder("tri://127.0.0.1:")
+                .append(triPort)
+                .append('/')
+                .append(iface)
+                .append("?anyhost=true&application=")
+                .append(application)
+                .append("&dubbo=2.0.2&interface=")
+                .append(iface)
+                .append("&methods=Name&release=3.3.6&side=provider&timestamp=1714550400000");
+        more.forEach((k, v) -> url.append('&').append(k).append('=').append(v));
+        providers.register(url.toString());
+        return new DubboProvider(iface, application, triPort, Map.copyOf(more), url.toString());
+    }
+
+    /** Re-registers a provider with more parameters: its old URL goes, the new one comes. */
+    DubboProvider updateDubboInterface(DubboProvider registered, Map<String, String> more) {
+        Map<String, String> parameters = new HashMap<>(registered.parameters());
+        parameters.putAll(more);
+        unregister(registered);
+        return registerDubboInterface(registered.iface(), registered.application(), registered.port(), parameters);
+    }
+
+    /** Unregisters a provider, as Dubbo does when it unexports. */
+    void unregister(DubboProvider provider) {
+        providers.unregister(provider.url());
+    }
+
+    /** Unregisters an application instance, as Dubbo does when the application stops. */
+    void unregister(DubboInstance instance) throws Exception {
+        dubbo.unregisterService(CuratorFrameworkUtils.build(instance.instance()));
+    }
+
     /** Registers an instance of Dubbo application {@code application} serving Triple at 127.0.0.1:{@code triPort}. */
     DubboInstance registerDubbo(String application, int triPort) throws Exception {
+        return registerDubbo(application, triPort, Map.of());
+    }
+
+    /** Registers an instance as {@link #registerDubbo(String, int)} does, with more metadata (e.g. {@code weight}). */
+    DubboInstance registerDubbo(String application, int triPort, Map<String, String> moreMetadata) throws Exception {
         DefaultServiceInstance instance = new DefaultServiceInstance(application, "127.0.0.1", triPort, null);
         Map<String, String> metadata = instance.getMetadata();
+        metadata.putAll(moreMetadata);
         metadata.put(ServiceInstanceMetadataUtils.EXPORTED_SERVICES_REVISION_PROPERTY_NAME, DUBBO_REVISION);
         metadata.put(ServiceInstanceMetadataUtils.METADATA_STORAGE_TYPE_PROPERTY_NAME, "local");
         ServiceInstanceMetadataUtils.setEndpoints(instance, Map.of("tri", triPort));
@@ -119,6 +194,7 @@ final class ZookeeperApps implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        providers.close();
         dubbo.close();
         spring.close();
         client.close();

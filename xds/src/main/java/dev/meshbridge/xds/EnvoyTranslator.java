@@ -61,17 +61,22 @@ import java.util.TreeMap;
  *
  * <ol>
  *   <li>per service port, a Cluster of type EDS whose endpoints come over ADS, and its ClusterLoadAssignment:
- *       routable endpoints (enabled, weight >= 1) grouped by locality, each with its weight, its health (unhealthy
- *       as UNHEALTHY, draining as DRAINING) and the labels {@link Options#lbLabels()} and the routes' subsets name
- *       under the {@code envoy.lb} filter metadata; each locality
- *       weighs the sum of its endpoints' weights;
+ *       routable endpoints (enabled, weight >= 1) grouped by locality (always set, empty strings where the registry
+ *       gives none), each with its weight, its health (unhealthy as UNHEALTHY, draining as DRAINING) and the labels
+ *       {@link Options#lbLabels()} and the routes' subsets name under the {@code envoy.lb} filter metadata; each
+ *       locality weighs the sum of its endpoints' weights. Envoy splits traffic by the endpoints' weights;
  *   <li>HTTP/2 upstreams (gRPC, Triple, HTTP/2 ports) get explicit HTTP/2 protocol options, so Envoy speaks h2 to them;
  *   <li>for proxyless gRPC, when the service has an HTTP-family port: API listeners named {@code <host>} and {@code
  *       <host>:<port>} whose HttpConnectionManager routes over RDS (router filter last) to a RouteConfiguration
- *       {@code <host>} with one virtual host per port;
- *   <li>what Envoy would refuse is left out and reported, never sent: an endpoint whose address is not an IP literal
- *       (EDS needs IPs), a second endpoint with the same address and port, and a port whose weights overflow
- *       Envoy's 32-bit sums or whose resources fail validation (its cluster and endpoints go, with its routes).
+ *       {@code <host>} with one virtual host per port, whose route goes to the port's proxyless cluster {@code
+ *       grpc|<port>||<host>}. Its load assignment holds the healthy endpoints in localities of one weight each (see
+ *       {@link #grpcLoadAssignment}), so gRPC's locality-weighted pick follows the registry's weights. Only the
+ *       proxyless routes name these clusters, and wildcard subscriptions leave them out (and the API listeners and
+ *       their routes): an Envoy never gets them, and a gRPC client gets only them, whatever its node says;
+ *   <li>what a client would refuse ({@link ConformanceRules}) is left out and reported, never sent: an endpoint whose
+ *       address is not an IP literal (EDS needs IPs), a second endpoint with the same address and port, and a port
+ *       whose weights overflow 32-bit sums or whose resources break a rule (its clusters and endpoints go, with its
+ *       routes).
  * </ol>
  */
 public final class EnvoyTranslator {
@@ -180,29 +185,27 @@ public final class EnvoyTranslator {
                 && previous.ports().equals(service.ports());
         List<XdsResource> out = new ArrayList<>();
         List<ServiceResources.Skipped> skipped = new ArrayList<>();
-        List<ServicePort> served = new ArrayList<>();
+        List<ServicePort> grpcServed = new ArrayList<>();
         for (ServicePort port : service.ports()) {
+            List<Served> endpoints = endpoints(service, port, skipped);
             String name = XdsNames.cluster(host, port.number());
-            ClusterLoadAssignment cla = loadAssignment(service, port, skipped, routeLabelKeys);
-            XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
-            String problem = null;
-            if (cluster == null) {
-                Cluster c = cluster(host, port);
-                problem = ResourceValidator.cluster(c);
-                if (problem == null) cluster = resource(XdsType.CLUSTER, name, c, true);
+            if (!add(
+                    out,
+                    skipped,
+                    host,
+                    name,
+                    previous,
+                    reuse,
+                    port,
+                    envoyLoadAssignment(name, endpoints, routeLabelKeys))) continue;
+            if (options.grpcListeners() && port.protocol().isHttp()) {
+                String grpcName = XdsNames.grpcCluster(host, port.number());
+                if (add(out, skipped, host, grpcName, previous, reuse, port, grpcLoadAssignment(grpcName, endpoints)))
+                    grpcServed.add(port);
             }
-            if (problem == null) problem = ResourceValidator.loadAssignment(cla);
-            if (problem != null) {
-                skipped.add(new ServiceResources.Skipped(
-                        host, name, problem.startsWith("weight") ? "weight-overflow" : "invalid-resource", problem));
-                continue;
-            }
-            out.add(cluster);
-            out.add(resource(XdsType.ENDPOINT, name, cla, true));
-            served.add(port);
         }
         if (options.grpcListeners()) {
-            if (reuse && served.equals(servedPorts(previous))) {
+            if (reuse && grpcServed.equals(grpcServedPorts(previous))) {
                 for (XdsResource r : previous.resources()) {
                     if (r.type() == XdsType.LISTENER || r.type() == XdsType.ROUTE) out.add(r);
                 }
@@ -210,12 +213,52 @@ public final class EnvoyTranslator {
                     if (k.item().equals(XdsNames.route(host))) skipped.add(k);
                 }
             } else {
-                grpcResources(host, served, out, skipped);
+                grpcResources(host, grpcServed, out, skipped);
             }
         }
         out.sort((a, b) ->
                 a.type() != b.type() ? a.type().compareTo(b.type()) : a.name().compareTo(b.name()));
         return new ServiceResources(host, service.version(), service.ports(), out, skipped);
+    }
+
+    /**
+     * Adds the cluster {@code name} of a port (reused from {@code previous} when {@code reuse}) and its load
+     * assignment, when both keep every {@link ConformanceRules rule}; otherwise reports them and adds nothing. The
+     * proxyless form ({@code grpc|...}) is left out of wildcard subscriptions: only the proxyless routes name it.
+     */
+    private boolean add(
+            List<XdsResource> out,
+            List<ServiceResources.Skipped> skipped,
+            String host,
+            String name,
+            ServiceResources previous,
+            boolean reuse,
+            ServicePort port,
+            ClusterLoadAssignment cla) {
+        boolean grpc = !name.equals(XdsNames.cluster(host, port.number()));
+        XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
+        List<String> problems = new ArrayList<>();
+        Cluster c = null;
+        if (cluster == null) {
+            c = cluster(name, host, port, !grpc && http2(port.protocol()));
+            problems.addAll(ConformanceRules.cluster(c));
+        }
+        problems.addAll(grpc ? ConformanceRules.grpcLoadAssignment(cla) : ConformanceRules.loadAssignment(cla));
+        if (!problems.isEmpty()) {
+            String overflow = problems.stream()
+                    .filter(p -> p.contains("weight sum"))
+                    .findFirst()
+                    .orElse(null);
+            skipped.add(
+                    overflow != null
+                            ? new ServiceResources.Skipped(host, name, "weight-overflow", overflow)
+                            : new ServiceResources.Skipped(host, name, "invalid-resource", problems.get(0)));
+            return false;
+        }
+        if (cluster == null) cluster = resource(XdsType.CLUSTER, name, c, !grpc);
+        out.add(cluster);
+        out.add(resource(XdsType.ENDPOINT, name, cla, !grpc));
+        return true;
     }
 
     /** The ports of a translated service that got a cluster (a port can be left out, see the class comment). */
@@ -227,10 +270,18 @@ public final class EnvoyTranslator {
         return served;
     }
 
+    /** The ports of a translated service that got a proxyless gRPC cluster. */
+    static List<ServicePort> grpcServedPorts(ServiceResources r) {
+        List<ServicePort> served = new ArrayList<>();
+        for (ServicePort p : r.ports()) {
+            if (r.find(XdsType.CLUSTER, XdsNames.grpcCluster(r.host(), p.number())) != null) served.add(p);
+        }
+        return served;
+    }
+
     // ------------------------------------------------------------------ clusters and endpoints
 
-    private Cluster cluster(String host, ServicePort port) {
-        String name = XdsNames.cluster(host, port.number());
+    private Cluster cluster(String name, String host, ServicePort port, boolean http2) {
         Cluster.Builder b = Cluster.newBuilder()
                 .setName(name)
                 .setType(Cluster.DiscoveryType.EDS)
@@ -247,7 +298,7 @@ public final class EnvoyTranslator {
                                                 "protocol",
                                                 string(port.protocol().portName()))
                                         .build()));
-        if (http2(port.protocol())) b.putTypedExtensionProtocolOptions(HTTP_PROTOCOL_OPTIONS, http2Options);
+        if (http2) b.putTypedExtensionProtocolOptions(HTTP_PROTOCOL_OPTIONS, http2Options);
         return b.build();
     }
 
@@ -255,11 +306,17 @@ public final class EnvoyTranslator {
         return p == Protocol.GRPC || p == Protocol.TRIPLE || p == Protocol.HTTP2;
     }
 
-    private ClusterLoadAssignment loadAssignment(
-            MeshService service, ServicePort port, List<ServiceResources.Skipped> skipped, Set<String> routeKeys) {
+    /** A routable endpoint of a port, and its port number there. */
+    private record Served(Endpoint endpoint, int port) {}
+
+    /**
+     * The endpoints of a port that can be served: routable, with this port, an IP address, and not a second one with
+     * the same address and port; the others are reported in {@code skipped}.
+     */
+    private static List<Served> endpoints(
+            MeshService service, ServicePort port, List<ServiceResources.Skipped> skipped) {
         String name = XdsNames.endpoints(service.host(), port.number());
-        TreeMap<Locality, LocalityLbEndpoints.Builder> byLocality = new TreeMap<>();
-        Map<Locality, long[]> weights = new TreeMap<>();
+        List<Served> out = new ArrayList<>();
         Set<String> seen = new HashSet<>();
         for (Endpoint e : service.endpoints()) {
             if (!e.routable()) continue;
@@ -273,8 +330,7 @@ public final class EnvoyTranslator {
                         "address '" + e.address() + "' is not an IP address, and EDS endpoints need one"));
                 continue;
             }
-            String id = e.address() + "|" + number;
-            if (!seen.add(id)) {
+            if (!seen.add(e.address() + "|" + number)) {
                 skipped.add(new ServiceResources.Skipped(
                         service.host(),
                         e.address() + ":" + number,
@@ -282,37 +338,94 @@ public final class EnvoyTranslator {
                         "a second endpoint with the same address and port in " + name + " is left out"));
                 continue;
             }
-            LbEndpoint.Builder lb = LbEndpoint.newBuilder()
-                    .setEndpoint(io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
-                            .setAddress(Address.newBuilder()
-                                    .setSocketAddress(SocketAddress.newBuilder()
-                                            .setAddress(e.address())
-                                            .setPortValue(number))))
-                    .setHealthStatus(health(e.health()))
-                    .setLoadBalancingWeight(UInt32Value.of(e.weight()));
-            Struct labels = labels(e, routeKeys);
+            out.add(new Served(e, number));
+        }
+        return out;
+    }
+
+    /**
+     * Envoy's load assignment: the endpoints grouped by their locality, each with its weight, health and {@code
+     * envoy.lb} labels; each locality weighs the sum of its endpoints' weights.
+     */
+    private ClusterLoadAssignment envoyLoadAssignment(String name, List<Served> endpoints, Set<String> routeKeys) {
+        TreeMap<Locality, List<LbEndpoint>> byLocality = new TreeMap<>();
+        for (Served s : endpoints) {
+            LbEndpoint.Builder lb =
+                    lbEndpoint(s).setHealthStatus(health(s.endpoint().health()));
+            Struct labels = labels(s.endpoint(), routeKeys);
             if (labels != null) lb.setMetadata(Metadata.newBuilder().putFilterMetadata(LB_METADATA, labels));
-            byLocality.computeIfAbsent(e.locality(), EnvoyTranslator::locality).addLbEndpoints(lb);
-            weights.computeIfAbsent(e.locality(), l -> new long[1])[0] += e.weight();
+            byLocality
+                    .computeIfAbsent(s.endpoint().locality(), l -> new ArrayList<>())
+                    .add(lb.build());
         }
         ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(name);
-        for (Map.Entry<Locality, LocalityLbEndpoints.Builder> l : byLocality.entrySet()) {
-            long w = weights.get(l.getKey())[0];
-            // a sum above 32 bits is left at 0 here and refused by the validator, which recomputes it
-            cla.addEndpoints(l.getValue().setLoadBalancingWeight(UInt32Value.of(w > MAX_UINT32 ? 0 : (int) w)));
-        }
+        byLocality.forEach((l, lbs) -> cla.addEndpoints(locality(locality(l), lbs)));
         return cla.build();
     }
 
-    private static LocalityLbEndpoints.Builder locality(Locality l) {
-        LocalityLbEndpoints.Builder b = LocalityLbEndpoints.newBuilder();
-        if (!l.isEmpty()) {
-            b.setLocality(io.envoyproxy.envoy.config.core.v3.Locality.newBuilder()
-                    .setRegion(l.region())
-                    .setZone(l.zone())
-                    .setSubZone(l.subZone()));
+    /**
+     * The proxyless gRPC clients' load assignment. gRPC's {@code round_robin} ignores endpoint weights and its
+     * {@code xds_wrr_locality} picks a locality by weight (A27, A52), so the healthy endpoints of a locality are
+     * grouped by weight: a locality whose endpoints weigh the same stays as it is; otherwise each weight {@code w}
+     * gets a locality of its own, sub zone {@code <sub zone>/weight-<w>}, weighing {@code w} times its endpoints.
+     * Unhealthy and draining endpoints are left out (gRPC would not call them, and their weight would count), and
+     * so are the {@code envoy.lb} labels (gRPC has no subset load balancer).
+     */
+    private static ClusterLoadAssignment grpcLoadAssignment(String name, List<Served> endpoints) {
+        TreeMap<Locality, TreeMap<Integer, List<LbEndpoint>>> byLocality = new TreeMap<>();
+        for (Served s : endpoints) {
+            if (s.endpoint().health() != Health.HEALTHY) continue;
+            byLocality
+                    .computeIfAbsent(s.endpoint().locality(), l -> new TreeMap<>())
+                    .computeIfAbsent(s.endpoint().weight(), w -> new ArrayList<>())
+                    .add(lbEndpoint(s).setHealthStatus(HealthStatus.HEALTHY).build());
         }
-        return b;
+        ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(name);
+        byLocality.forEach((l, byWeight) -> {
+            io.envoyproxy.envoy.config.core.v3.Locality base = locality(l);
+            for (Map.Entry<Integer, List<LbEndpoint>> w : byWeight.entrySet()) {
+                io.envoyproxy.envoy.config.core.v3.Locality named = byWeight.size() == 1
+                        ? base
+                        : base.toBuilder()
+                                .setSubZone((l.subZone().isEmpty() ? "" : l.subZone() + "/") + "weight-" + w.getKey())
+                                .build();
+                cla.addEndpoints(locality(named, w.getValue()));
+            }
+        });
+        return cla.build();
+    }
+
+    private static LbEndpoint.Builder lbEndpoint(Served s) {
+        return LbEndpoint.newBuilder()
+                .setEndpoint(io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
+                        .setAddress(Address.newBuilder()
+                                .setSocketAddress(SocketAddress.newBuilder()
+                                        .setAddress(s.endpoint().address())
+                                        .setPortValue(s.port()))))
+                .setLoadBalancingWeight(UInt32Value.of(s.endpoint().weight()));
+    }
+
+    /**
+     * A locality and its endpoints, weighing their sum. The locality is always set, with empty strings where the
+     * registry gives none: grpc-go, grpc-js and C-core refuse a load assignment with a locality missing.
+     */
+    private static LocalityLbEndpoints locality(io.envoyproxy.envoy.config.core.v3.Locality l, List<LbEndpoint> lbs) {
+        long sum = 0;
+        for (LbEndpoint e : lbs) sum += e.getLoadBalancingWeight().getValue();
+        // a sum above 32 bits is left at 0 here and refused by the rules, which recompute it
+        return LocalityLbEndpoints.newBuilder()
+                .setLocality(l)
+                .addAllLbEndpoints(lbs)
+                .setLoadBalancingWeight(UInt32Value.of(sum > MAX_UINT32 ? 0 : (int) sum))
+                .build();
+    }
+
+    private static io.envoyproxy.envoy.config.core.v3.Locality locality(Locality l) {
+        return io.envoyproxy.envoy.config.core.v3.Locality.newBuilder()
+                .setRegion(l.region())
+                .setZone(l.zone())
+                .setSubZone(l.subZone())
+                .build();
     }
 
     private static HealthStatus health(Health h) {
@@ -343,9 +456,7 @@ public final class EnvoyTranslator {
     // ------------------------------------------------------------------ proxyless gRPC
 
     private void grpcResources(
-            String host, List<ServicePort> served, List<XdsResource> out, List<ServiceResources.Skipped> skipped) {
-        List<ServicePort> http =
-                served.stream().filter(p -> p.protocol().isHttp()).toList();
+            String host, List<ServicePort> http, List<XdsResource> out, List<ServiceResources.Skipped> skipped) {
         if (http.isEmpty()) return;
         ServicePort defaultPort = defaultGrpcPort(http);
         String routeName = XdsNames.route(host);
@@ -357,22 +468,20 @@ public final class EnvoyTranslator {
             if (p == defaultPort) vh.addDomains(host);
             vh.addRoutes(Route.newBuilder()
                     .setMatch(RouteMatch.newBuilder().setPrefix("/"))
-                    .setRoute(RouteAction.newBuilder().setCluster(XdsNames.cluster(host, p.number()))));
+                    .setRoute(RouteAction.newBuilder().setCluster(XdsNames.grpcCluster(host, p.number()))));
             rc.addVirtualHosts(vh);
         }
         RouteConfiguration route = rc.build();
         List<Listener> listeners = new ArrayList<>();
         listeners.add(apiListener(XdsNames.listener(host), routeName));
         for (ServicePort p : http) listeners.add(apiListener(XdsNames.listener(host, p.number()), routeName));
-        String problem = ResourceValidator.route(route);
-        for (Listener l : listeners) {
-            if (problem == null) problem = ResourceValidator.listener(l);
-        }
-        if (problem != null) {
-            skipped.add(new ServiceResources.Skipped(host, routeName, "invalid-resource", problem));
+        List<String> problems = new ArrayList<>(ConformanceRules.route(route));
+        for (Listener l : listeners) problems.addAll(ConformanceRules.listener(l));
+        if (!problems.isEmpty()) {
+            skipped.add(new ServiceResources.Skipped(host, routeName, "invalid-resource", problems.get(0)));
             return;
         }
-        out.add(resource(XdsType.ROUTE, routeName, route, true));
+        out.add(resource(XdsType.ROUTE, routeName, route, false));
         for (Listener l : listeners) out.add(resource(XdsType.LISTENER, l.getName(), l, false));
     }
 

@@ -6,6 +6,8 @@ package dev.meshbridge.xds;
  * <ul>
  *   <li>Cluster and ClusterLoadAssignment: {@code outbound|<port>||<host>}, one per service port, e.g. {@code
  *       outbound|50051||orders.dubbo} (Istio's {@code direction|port|subset|host} with no subset);
+ *   <li>the proxyless gRPC form of them: {@code grpc|<port>||<host>}, one per HTTP-family port, named only by the
+ *       proxyless routes (their endpoints are grouped for gRPC's locality-weighted pick, see {@link EnvoyTranslator});
  *   <li>Listener for proxyless gRPC: {@code <host>} (the service's default gRPC port) and {@code <host>:<port>}
  *       (each HTTP-family port), so {@code xds:///orders.dubbo} and {@code xds:///orders.dubbo:50051} both resolve;
  *   <li>RouteConfiguration: {@code <host>}, one per service, with one virtual host per port.
@@ -36,6 +38,11 @@ public final class XdsNames {
     /** The ClusterLoadAssignment of a cluster has the cluster's name (and is its EDS service name). */
     public static String endpoints(String host, int port) {
         return cluster(host, port);
+    }
+
+    /** The proxyless gRPC cluster of a port, and its ClusterLoadAssignment (its EDS service name). */
+    public static String grpcCluster(String host, int port) {
+        return "grpc|" + port + "||" + host;
     }
 
     public static String listener(String host) {

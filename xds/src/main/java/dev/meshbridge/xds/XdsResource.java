@@ -11,8 +11,9 @@ import java.util.Objects;
  * @param name its name (see {@link XdsNames})
  * @param versionHash content hash of type, name and bytes; never 0 or {@code Long.MIN_VALUE}
  * @param any the serialized resource
- * @param wildcard true when a wildcard subscription includes it (API listeners for proxyless gRPC are only sent to
- *     clients that ask for them by name)
+ * @param wildcard true when a wildcard subscription includes it (the resources made for proxyless gRPC clients, API
+ *     listeners, their routes and the {@code grpc|...} clusters and load assignments, are only sent to clients that
+ *     ask for them by name)
  * @param delta the same resource wrapped for Delta responses (name, version, resource)
  */
 public record XdsResource(XdsType type, String name, long versionHash, Any any, boolean wildcard, Resource delta) {

@@ -328,7 +328,7 @@ class AdsSotwTest {
             assertThat(cdsStatus.lastSentVersion()).isEqualTo(cds.getVersionInfo());
             assertThat(cdsStatus.lastAckedVersion()).isEqualTo(cds.getVersionInfo());
             assertThat(client.types().get("eds").status()).isEqualTo("NOT SENT");
-            assertThat(view.resources()).containsEntry("cds", 1).containsEntry("eds", 1);
+            assertThat(view.resources()).containsEntry("cds", 2).containsEntry("eds", 2);
         });
         assertThat(bed.gauge("meshbridge.xds.clients", "type", "cds", "protocol", "sotw"))
                 .isEqualTo(1);

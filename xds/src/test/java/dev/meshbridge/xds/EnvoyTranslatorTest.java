@@ -2,6 +2,7 @@ package dev.meshbridge.xds;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
@@ -22,6 +23,7 @@ import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -53,10 +55,10 @@ class EnvoyTranslatorTest {
 
         assertThat(r.ofType(XdsType.CLUSTER))
                 .extracting(XdsResource::name)
-                .containsExactly("outbound|50051||shop.dubbo");
+                .containsExactly("grpc|50051||shop.dubbo", "outbound|50051||shop.dubbo");
         assertThat(r.ofType(XdsType.ENDPOINT))
                 .extracting(XdsResource::name)
-                .containsExactly("outbound|50051||shop.dubbo");
+                .containsExactly("grpc|50051||shop.dubbo", "outbound|50051||shop.dubbo");
         assertThat(r.ofType(XdsType.LISTENER))
                 .extracting(XdsResource::name)
                 .containsExactly("shop.dubbo", "shop.dubbo:50051");
@@ -69,6 +71,10 @@ class EnvoyTranslatorTest {
         assertThat(c.getEdsClusterConfig().getServiceName()).isEqualTo("outbound|50051||shop.dubbo");
         assertThat(c.getConnectTimeout().getSeconds()).isEqualTo(5);
         assertThat(c.getTypedExtensionProtocolOptionsMap()).containsKey(EnvoyTranslator.HTTP_PROTOCOL_OPTIONS);
+        Cluster proxyless = cluster(r, "grpc|50051||shop.dubbo");
+        assertThat(proxyless.getEdsClusterConfig().getServiceName()).isEqualTo("grpc|50051||shop.dubbo");
+        assertThat(proxyless.getLbPolicy()).isEqualTo(Cluster.LbPolicy.ROUND_ROBIN);
+        assertThat(proxyless.hasLoadBalancingPolicy()).isFalse();
 
         Listener l = Listener.parseFrom(
                 resource(r, XdsType.LISTENER, "shop.dubbo").any().getValue());
@@ -81,7 +87,8 @@ class EnvoyTranslatorTest {
                 resource(r, XdsType.ROUTE, "shop.dubbo").any().getValue());
         assertThat(rc.getVirtualHostsList()).hasSize(1);
         assertThat(rc.getVirtualHosts(0).getDomainsList()).containsExactly("shop.dubbo:50051", "shop.dubbo");
-        assertThat(rc.getVirtualHosts(0).getRoutes(0).getRoute().getCluster()).isEqualTo("outbound|50051||shop.dubbo");
+        assertThat(rc.getVirtualHosts(0).getRoutes(0).getRoute().getCluster()).isEqualTo("grpc|50051||shop.dubbo");
+        assertThat(ConformanceRules.proxyless(asClientHolds(r))).isEmpty();
     }
 
     @Test
@@ -133,6 +140,80 @@ class EnvoyTranslatorTest {
         assertThat(first.getLbEndpointsList()).hasSize(2);
         assertThat(cla.getEndpoints(1).getLocality().getZone()).isEqualTo("zone-b");
         assertThat(cla.getEndpoints(1).getLoadBalancingWeight().getValue()).isEqualTo(10);
+    }
+
+    @Test
+    void everyLoadAssignment_namesALocality_emptyStringsWhereTheRegistryGivesNone() {
+        // ZooKeeper gives no locality: grpc-go, grpc-js and C-core refuse a load assignment with a locality unset
+        MeshService s = upsert(AdsSotwTest.shop("10.0.0.1", "10.0.0.2"));
+
+        ServiceResources r = translator.translate(s);
+
+        assertThat(r.ofType(XdsType.ENDPOINT)).hasSize(2).allSatisfy(x -> {
+            ClusterLoadAssignment cla = ClusterLoadAssignment.parseFrom(x.any().getValue());
+            assertThat(cla.getEndpointsList()).singleElement().satisfies(l -> {
+                assertThat(l.hasLocality()).isTrue();
+                assertThat(l.getLocality()).isEqualTo(io.envoyproxy.envoy.config.core.v3.Locality.getDefaultInstance());
+            });
+        });
+    }
+
+    @Test
+    void grpcLoadAssignment_oneLocalityPerWeight_weighingItsEndpoints_unhealthyLeftOut() {
+        Locality a = Locality.of("cn-north", "zone-a");
+        Locality b = Locality.of("cn-north", "zone-b");
+        MeshService s = upsert(Upserts.dubboApplication(
+                "shop",
+                List.of(
+                        Upserts.dubboAppInstance("10.0.0.1", 50051).locality(a).build(),
+                        Upserts.dubboAppInstance("10.0.0.2", 50051)
+                                .locality(a)
+                                .weight(50)
+                                .build(),
+                        Upserts.dubboAppInstance("10.0.0.3", 50051)
+                                .locality(a)
+                                .weight(50)
+                                .build(),
+                        Upserts.dubboAppInstance("10.0.0.4", 50051)
+                                .locality(a)
+                                .health(Health.UNHEALTHY)
+                                .build(),
+                        Upserts.dubboAppInstance("10.0.0.5", 50051)
+                                .locality(b)
+                                .weight(30)
+                                .build(),
+                        Upserts.dubboAppInstance("10.0.0.6", 50051)
+                                .locality(b)
+                                .weight(30)
+                                .build())));
+
+        ServiceResources r = translator.translate(s);
+        ClusterLoadAssignment grpc = loadAssignment(r, "grpc|50051||shop.dubbo");
+
+        // zone-a mixes 100 and 50: a locality per weight; zone-b weighs 30 throughout and stays as it is
+        assertThat(grpc.getEndpointsList())
+                .extracting(
+                        l -> l.getLocality().getZone() + "/" + l.getLocality().getSubZone(),
+                        l -> l.getLoadBalancingWeight().getValue(),
+                        l -> endpoints(ClusterLoadAssignment.newBuilder()
+                                .addEndpoints(l)
+                                .build()))
+                .containsExactly(
+                        org.assertj.core.api.Assertions.tuple(
+                                "zone-a/weight-50", 100, List.of("10.0.0.2:50051", "10.0.0.3:50051")),
+                        org.assertj.core.api.Assertions.tuple("zone-a/weight-100", 100, List.of("10.0.0.1:50051")),
+                        org.assertj.core.api.Assertions.tuple(
+                                "zone-b/", 60, List.of("10.0.0.5:50051", "10.0.0.6:50051")));
+        // Envoy's form keeps the registry's localities, every routable endpoint and its health
+        ClusterLoadAssignment envoy = loadAssignment(r, "outbound|50051||shop.dubbo");
+        assertThat(envoy.getEndpointsList())
+                .extracting(
+                        l -> l.getLocality().getZone(),
+                        l -> l.getLoadBalancingWeight().getValue())
+                .containsExactly(
+                        org.assertj.core.api.Assertions.tuple("zone-a", 300),
+                        org.assertj.core.api.Assertions.tuple("zone-b", 60));
+        assertThat(ConformanceRules.proxyless(asClientHolds(r))).isEmpty();
     }
 
     @Test
@@ -236,7 +317,11 @@ class EnvoyTranslatorTest {
         assertThat(r.ofType(XdsType.CLUSTER))
                 .extracting(XdsResource::name)
                 .containsExactly(
-                        "outbound|20880||mixed.dubbo", "outbound|50051||mixed.dubbo", "outbound|8080||mixed.dubbo");
+                        "grpc|50051||mixed.dubbo",
+                        "grpc|8080||mixed.dubbo",
+                        "outbound|20880||mixed.dubbo",
+                        "outbound|50051||mixed.dubbo",
+                        "outbound|8080||mixed.dubbo");
         assertThat(endpoints(loadAssignment(r, "outbound|50051||mixed.dubbo"))).containsExactly("10.0.0.1:50052");
         assertThat(r.ofType(XdsType.LISTENER))
                 .extracting(XdsResource::name)
@@ -246,11 +331,11 @@ class EnvoyTranslatorTest {
         assertThat(rc.getVirtualHostsList())
                 .anySatisfy(vh -> {
                     assertThat(vh.getDomainsList()).containsExactly("mixed.dubbo:50051", "mixed.dubbo");
-                    assertThat(vh.getRoutes(0).getRoute().getCluster()).isEqualTo("outbound|50051||mixed.dubbo");
+                    assertThat(vh.getRoutes(0).getRoute().getCluster()).isEqualTo("grpc|50051||mixed.dubbo");
                 })
                 .anySatisfy(vh -> {
                     assertThat(vh.getDomainsList()).containsExactly("mixed.dubbo:8080");
-                    assertThat(vh.getRoutes(0).getRoute().getCluster()).isEqualTo("outbound|8080||mixed.dubbo");
+                    assertThat(vh.getRoutes(0).getRoute().getCluster()).isEqualTo("grpc|8080||mixed.dubbo");
                 });
     }
 
@@ -331,7 +416,7 @@ class EnvoyTranslatorTest {
         MeshService three = upsert(morePorts);
         ServiceResources grown = translator.translate(three, incremental);
         assertThat(grown).isEqualTo(translator.translate(three));
-        assertThat(grown.ofType(XdsType.CLUSTER)).hasSize(2);
+        assertThat(grown.ofType(XdsType.CLUSTER)).hasSize(4);
         assertThat(grown.ofType(XdsType.LISTENER)).hasSize(3);
     }
 
@@ -400,15 +485,23 @@ class EnvoyTranslatorTest {
     }
 
     @Test
-    void apiListeners_areNotInWildcard_otherResourcesAre() {
+    void proxylessResources_areNotInWildcard_envoysClustersAndEndpointsAre() {
         MeshService s = upsert(AdsSotwTest.shop("10.0.0.1"));
 
         for (XdsResource r : translator.translate(s).resources()) {
-            assertThat(r.wildcard()).as(r.name()).isEqualTo(r.type() != XdsType.LISTENER);
+            assertThat(r.wildcard()).as(r.name()).isEqualTo(r.name().startsWith("outbound|"));
         }
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** What a client subscribed to every resource of a translation holds: by type, name to resource. */
+    static Map<XdsType, Map<String, Any>> asClientHolds(ServiceResources r) {
+        Map<XdsType, Map<String, Any>> all = new EnumMap<>(XdsType.class);
+        for (XdsResource x : r.resources())
+            all.computeIfAbsent(x.type(), t -> new TreeMap<>()).put(x.name(), x.any());
+        return all;
+    }
 
     static XdsResource resource(ServiceResources r, XdsType type, String name) {
         return r.ofType(type).stream()

@@ -94,7 +94,8 @@ class XdsServerTest {
             assertThat(cds.path("status").asText()).isEqualTo("STALE");
             assertThat(cds.path("lastSentVersion").asText()).isEqualTo(r.getVersionInfo());
             assertThat(cds.path("lastNack").path("error").asText()).isEqualTo("bad cluster");
-            assertThat(json.path("resources").path("cds").asInt()).isEqualTo(1);
+            // the shop's cluster, and its proxyless gRPC form
+            assertThat(json.path("resources").path("cds").asInt()).isEqualTo(2);
         }
     }
 
@@ -147,8 +148,9 @@ class XdsServerTest {
                                 late.servedSequence() == bed.catalog.snapshot().sequence());
 
                 assertThat(late.debugView().resources())
-                        .containsEntry("cds", 2)
-                        .containsEntry("eds", 2)
+                        // each service's cluster and its proxyless gRPC form
+                        .containsEntry("cds", 4)
+                        .containsEntry("eds", 4)
                         .containsEntry("lds", 4)
                         .containsEntry("rds", 2);
             } catch (IOException e) {

@@ -9,6 +9,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.meshbridge.core.admin.DebugSource;
 import dev.meshbridge.core.config.Secret;
+import dev.meshbridge.core.naming.HostTemplate;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -50,7 +51,10 @@ public final class AdminServer implements AutoCloseable {
             throws IOException {
         this.json = new ObjectMapper()
                 .registerModule(new JavaTimeModule())
-                .registerModule(new SimpleModule().addSerializer(Secret.class, ToStringSerializer.instance))
+                .registerModule(new SimpleModule()
+                        .addSerializer(Secret.class, ToStringSerializer.instance)
+                        // a host naming scheme shows as the template in force (it has no bean properties)
+                        .addSerializer(HostTemplate.class, ToStringSerializer.instance))
                 .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
                 .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
                 .enable(SerializationFeature.INDENT_OUTPUT);

@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
-/** {@code /debug/registries}: each configured registry, its options (credentials masked), state and counters. */
+/**
+ * {@code /debug/registries}: each configured registry, its options (credentials masked, host naming schemes as the
+ * templates in force), state and counters.
+ */
 public final class RegistriesDebug implements DebugSource {
 
     /** One registry. */
@@ -44,7 +47,8 @@ public final class RegistriesDebug implements DebugSource {
 
     @Override
     public String description() {
-        return "configured registries: connection state, last sync, counters, options (credentials masked)";
+        return "configured registries: connection state, last sync, counters, options (credentials masked, host"
+                + " templates in force)";
     }
 
     @Override
