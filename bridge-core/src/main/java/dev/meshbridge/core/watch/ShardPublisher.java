@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  *   <li>the watcher hands in the <em>full</em> current endpoint list of a service ({@link #upsert}), or that it is gone
  *       ({@link #remove}), as often as it likes; only what differs from what was last sent leaves (the last-sent
  *       diff), so a resync after a reconnect sends only real changes;
- *   <li>an endpoint whose address is a host name is resolved here, per the registry's {@link HostNamePolicy}: sent
+ *   <li>an IPv6 literal loses its brackets; an endpoint whose address is a host name is resolved here, per the registry's {@link HostNamePolicy}: sent
  *       with its address once the name resolves, left out and reported per instance while it does not (or always,
  *       with {@code skip}); when a name's address changes, every service using it is sent again;
  *   <li>two endpoints that resolve to the same address and ports are one, by the {@link Duplicates} rule;
@@ -135,14 +135,14 @@ public final class ShardPublisher {
 
     /** The upsert with host names replaced by addresses; instances that cannot be addressed are left out. */
     private ServiceUpsert resolved(ServiceUpsert u) {
-        boolean names = false;
+        boolean plain = true;
         for (Endpoint e : u.endpoints()) {
-            if (!IpAddresses.isLiteral(e.address())) {
-                names = true;
+            if (!e.address().equals(IpAddresses.literal(e.address()))) {
+                plain = false;
                 break;
             }
         }
-        if (!names) {
+        if (plain) {
             index(u.key(), Set.of());
             return u;
         }
@@ -150,8 +150,9 @@ public final class ShardPublisher {
         List<Duplicates.Candidate> out = new ArrayList<>(u.endpoints().size());
         for (Endpoint e : u.endpoints()) {
             String address = e.address();
-            if (IpAddresses.isLiteral(address)) {
-                out.add(new Duplicates.Candidate(e, 0, address));
+            String literal = IpAddresses.literal(address);
+            if (literal != null) {
+                out.add(new Duplicates.Candidate(literal.equals(address) ? e : withAddress(e, literal), 0, address));
                 continue;
             }
             String item = u.key() + " instance " + address + ":" + e.ports().values();
