@@ -8,9 +8,10 @@ import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
-import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.watch.Duplicates;
+import dev.meshbridge.core.watch.ServicePorts;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -103,28 +104,34 @@ final class NacosServiceMapper {
             return new Result(null, skipped, dropped);
         }
 
-        List<Endpoint> endpoints = new ArrayList<>();
-        Map<String, PortUse> ports = new TreeMap<>();
+        List<Duplicates.Candidate> candidates = new ArrayList<>();
+        Map<String, Protocol> protocols = new TreeMap<>();
         for (Instance instance : sorted) {
-            String item = describe(key) + " instance " + instance.getIp() + ":" + instance.getPort();
+            String item = describe(key) + " instance " + instance.getIp() + ":" + instance.getPort()
+                    + (instance.getClusterName() == null ? "" : "@" + instance.getClusterName());
             try {
                 Endpoint e = switch (kind) {
-                    case DUBBO_INTERFACE -> dubboInterfaceEndpoint(instance, ports, item, dropped);
-                    case DUBBO_APPLICATION -> dubboApplicationEndpoint(instance, ports, item, dropped);
-                    case PLAIN -> plainEndpoint(instance, ports, item, dropped);
+                    case DUBBO_INTERFACE -> dubboInterfaceEndpoint(instance, protocols, item, dropped);
+                    case DUBBO_APPLICATION -> dubboApplicationEndpoint(instance, protocols, item, dropped);
+                    case PLAIN -> plainEndpoint(instance, protocols, item, dropped);
                 };
-                endpoints.add(e);
+                candidates.add(new Duplicates.Candidate(e, timestamp(instance), item));
             } catch (IllegalArgumentException ex) {
                 skipped.add(new Skip(item, ex.getMessage()));
             }
         }
-        List<ServicePort> servicePorts = new ArrayList<>();
-        for (Map.Entry<String, PortUse> p : ports.entrySet()) {
-            PortUse use = p.getValue();
-            servicePorts.add(new ServicePort(
-                    p.getKey(), config.servicePort(p.getKey(), use.protocol, use.lowestPort), use.protocol));
+        Duplicates.Result picked = Duplicates.pick(candidates);
+        for (Duplicates.Dropped d : picked.dropped()) {
+            skipped.add(new Skip(
+                    d.dropped().id(),
+                    "same address and ports as instance " + d.kept().id() + ", which is kept"));
         }
-        return new Result(new ServiceUpsert(key, host, servicePorts, endpoints, serviceLabels), skipped, dropped);
+        ServicePorts ports = new ServicePorts(config);
+        for (Endpoint e : picked.endpoints()) {
+            e.ports().forEach((name, number) -> ports.add(name, protocols.get(name), number));
+        }
+        return new Result(
+                new ServiceUpsert(key, host, ports.list(), picked.endpoints(), serviceLabels), skipped, dropped);
     }
 
     private enum Kind {
@@ -144,23 +151,19 @@ final class NacosServiceMapper {
         return Kind.PLAIN;
     }
 
-    /** The protocol and lowest real port seen for one port name. */
-    private static final class PortUse {
-        final Protocol protocol;
-        int lowestPort;
-
-        PortUse(Protocol protocol, int port) {
-            this.protocol = protocol;
-            this.lowestPort = port;
-        }
+    /** The protocol a port name stands for, the same whatever the instance order. */
+    private static void usePort(Map<String, Protocol> protocols, String name, Protocol protocol) {
+        protocols.merge(name, protocol, (a, b) -> a.compareTo(b) <= 0 ? a : b);
     }
 
-    private static void usePort(Map<String, PortUse> ports, String name, Protocol protocol, int port) {
-        PortUse use = ports.get(name);
-        if (use == null) {
-            ports.put(name, new PortUse(protocol, port));
-        } else if (port < use.lowestPort) {
-            use.lowestPort = port;
+    /** When the instance registered, when it says (Dubbo providers carry {@code timestamp}); 0 otherwise. */
+    private static long timestamp(Instance instance) {
+        String t = metadata(instance).get("timestamp");
+        if (t == null) return 0;
+        try {
+            return Long.parseLong(t.trim());
+        } catch (NumberFormatException e) {
+            return 0;
         }
     }
 
@@ -187,7 +190,7 @@ final class NacosServiceMapper {
     }
 
     private Endpoint dubboInterfaceEndpoint(
-            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+            Instance instance, Map<String, Protocol> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
         Map<String, String> params = metadata(instance);
         int port = checkAddress(instance);
         String protocol = params.getOrDefault("protocol", Protocol.DUBBO.portName());
@@ -200,12 +203,12 @@ final class NacosServiceMapper {
         Endpoint.Builder b = DubboNaming.endpoint(instance.getIp(), portName, port, params, labels);
         if (!params.containsKey("weight")) b.weight(weight(instance.getWeight()));
         b.enabled(instance.isEnabled() && DubboNaming.enabled(params)).health(health(instance));
-        usePort(ports, portName, DubboNaming.protocol(protocol), port);
+        usePort(ports, portName, DubboNaming.protocol(protocol));
         return b.build();
     }
 
     private Endpoint dubboApplicationEndpoint(
-            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+            Instance instance, Map<String, Protocol> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
         Map<String, String> metadata = metadata(instance);
         int instancePort = checkAddress(instance);
         List<DubboEndpoints.ProtocolPort> protocolPorts;
@@ -230,19 +233,19 @@ final class NacosServiceMapper {
         for (DubboEndpoints.ProtocolPort pp : protocolPorts) {
             String portName = DubboNaming.portName(pp.protocol());
             b.port(portName, pp.port());
-            usePort(ports, portName, DubboNaming.protocol(pp.protocol()), pp.port());
+            usePort(ports, portName, DubboNaming.protocol(pp.protocol()));
         }
         return b.build();
     }
 
     private Endpoint plainEndpoint(
-            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+            Instance instance, Map<String, Protocol> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
         Map<String, String> metadata = metadata(instance);
         int port = checkAddress(instance);
         Protocol protocol = Protocol.parse(metadata.get("protocol"))
                 .orElse("true".equalsIgnoreCase(metadata.get("secure")) ? Protocol.HTTPS : Protocol.HTTP);
         Labels.Result labels = withCluster(Labels.sanitize(metadata), instance, item, dropped);
-        usePort(ports, protocol.portName(), protocol, port);
+        usePort(ports, protocol.portName(), protocol);
         return Endpoint.builder(instance.getIp())
                 .port(protocol.portName(), port)
                 .weight(weight(instance.getWeight()))

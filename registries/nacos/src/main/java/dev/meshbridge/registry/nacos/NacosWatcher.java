@@ -16,14 +16,14 @@ import com.alibaba.nacos.api.naming.pojo.Instance;
 import com.alibaba.nacos.api.naming.pojo.ListView;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.model.ServiceKey;
-import dev.meshbridge.core.spi.EventSink;
-import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistrySynced;
 import dev.meshbridge.core.spi.RegistryWatcher;
-import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.watch.Backoff;
+import dev.meshbridge.core.watch.ShardPublisher;
+import dev.meshbridge.core.watch.WatcherKit;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -45,13 +45,11 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,9 +61,10 @@ import org.slf4j.LoggerFactory;
  * <p>How it works:
  *
  * <ol>
- *   <li>one loop thread owns all state; nacos-client callbacks (instance pushes, fuzzy-watch notifications) only
- *       enqueue onto it, and blocking calls run on an I/O thread and a small subscribe pool, which post their results
- *       back;
+ *   <li>the kit's owner thread ({@link dev.meshbridge.core.watch.SerialExecutor}) owns all state; nacos-client
+ *       callbacks (instance pushes, fuzzy-watch notifications) only enqueue onto it, and blocking calls run on an I/O
+ *       thread and a small subscribe pool, which post their results back; every change leaves through the kit's
+ *       {@link ShardPublisher};
  *   <li>a refresh round lists the services of every watched namespace and group (gRPC {@code ServiceListRequest},
  *       paged; the HTTP service list for all groups), subscribes to each new service and unsubscribes from services
  *       that disappeared; the next round starts {@link NacosOptions#refreshInterval()} after one ends;
@@ -90,22 +89,15 @@ public final class NacosWatcher implements RegistryWatcher {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
     private static final String NACOS_DEFAULT_LOGGING = "nacos.logging.default.config.enabled";
 
-    private enum Lifecycle {
-        LATENT,
-        STARTED,
-        CLOSED
-    }
-
-    private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
     private final RegistryConfig config;
     private final NacosOptions options;
     private final String registry;
-    private final EventSink events;
     private final RegistryStatus status;
     private final NacosServiceMapper mapper;
     private final ServiceFilter filter;
     private final NacosHttpApi http;
-    private final ScheduledExecutorService loop;
+    private final WatcherKit kit;
+    private final ShardPublisher publisher;
     private final ExecutorService io;
     private final ExecutorService subscribePool;
 
@@ -118,9 +110,8 @@ public final class NacosWatcher implements RegistryWatcher {
 
     // loop thread only
     private final Map<ServiceKey, Tracked> tracked = new HashMap<>();
-    private boolean closed;
+    private final Backoff backoff;
     private boolean needSync = true;
-    private int failures;
     private boolean authFailing;
 
     /** One watched service: its subscription and what was last sent for it. */
@@ -130,16 +121,11 @@ public final class NacosWatcher implements RegistryWatcher {
         final long firstSeenNanos;
         boolean subscribed;
         boolean subscribing;
-        ServiceUpsert last;
 
         Tracked(ServiceKey key, Subscription subscription, long firstSeenNanos) {
             this.key = key;
             this.subscription = subscription;
             this.firstSeenNanos = firstSeenNanos;
-        }
-
-        boolean hasEndpoints() {
-            return last != null && !last.endpoints().isEmpty();
         }
     }
 
@@ -150,22 +136,23 @@ public final class NacosWatcher implements RegistryWatcher {
         this.config = config;
         this.options = config.options(NacosOptions.class);
         this.registry = config.name();
-        this.events = context.events();
         this.status = context.status();
         this.mapper = new NacosServiceMapper(config, options);
         this.filter = new ServiceFilter(options.allow(), options.deny());
         this.http = new NacosHttpApi(
                 config.addresses(), options.contextPath(), options.username(), options.password(), options.timeout());
-        this.loop = Executors.newSingleThreadScheduledExecutor(threads("loop"));
+        this.kit = new WatcherKit(context, "meshbridge-nacos-" + registry + "-loop");
+        this.publisher = kit.publisher();
+        Duration interval = options.refreshInterval();
+        Duration longest = Duration.ofMillis(Math.max(MAX_BACKOFF.toMillis(), 2 * interval.toMillis()));
+        this.backoff = new Backoff(interval.multipliedBy(2), longest);
         this.io = Executors.newSingleThreadExecutor(threads("io"));
         this.subscribePool = Executors.newFixedThreadPool(SUBSCRIBE_THREADS, threads("subscribe"));
     }
 
     @Override
     public void start() {
-        if (!lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED)) {
-            throw new IllegalStateException("Nacos watcher " + registry + " was already started or closed");
-        }
+        kit.start();
         // nacos-client would otherwise install its own logback/log4j2 configuration and write log files
         if (System.getProperty(NACOS_DEFAULT_LOGGING) == null) System.setProperty(NACOS_DEFAULT_LOGGING, "false");
         try {
@@ -186,16 +173,8 @@ public final class NacosWatcher implements RegistryWatcher {
 
     @Override
     public void close() {
-        Lifecycle previous = lifecycle.getAndSet(Lifecycle.CLOSED);
-        if (previous == Lifecycle.CLOSED) return;
-        if (previous == Lifecycle.STARTED) {
-            try {
-                loop.submit(() -> closed = true).get(5, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                log.debug("registry={} loop did not stop in time", registry, e);
-            }
-        }
-        loop.shutdownNow();
+        if (!kit.beginClose()) return;
+        kit.loop().close();
         subscribePool.shutdownNow();
         io.shutdownNow();
         try {
@@ -208,15 +187,19 @@ public final class NacosWatcher implements RegistryWatcher {
         clients.clear();
         http.close();
         deleteCacheDir();
-        status.stopped();
+        kit.close();
         log.info("registry={} type={} stopped", registry, TYPE);
     }
 
     // ---------------------------------------------------------------- loop thread
 
+    private boolean closed() {
+        return !kit.open();
+    }
+
     private void refresh() {
-        if (closed) return;
-        long started = System.nanoTime();
+        if (closed()) return;
+        long started = kit.ticker().nanoTime();
         try {
             io.execute(() -> {
                 Listing listing;
@@ -236,7 +219,7 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     private void onListing(Listing listing) {
-        if (closed) return;
+        if (closed()) return;
         Set<ServiceKey> listed = new LinkedHashSet<>();
         listing.services().forEach((namespace, names) -> {
             for (NacosHttpApi.GroupedName n : names) {
@@ -245,7 +228,8 @@ public final class NacosWatcher implements RegistryWatcher {
         });
         List<CompletableFuture<Void>> subscribes = new ArrayList<>();
         for (ServiceKey key : listed) {
-            Tracked t = tracked.computeIfAbsent(key, k -> new Tracked(k, new Subscription(k), System.nanoTime()));
+            Tracked t = tracked.computeIfAbsent(
+                    key, k -> new Tracked(k, new Subscription(k), kit.ticker().nanoTime()));
             if (!t.subscribed && !t.subscribing) subscribes.add(subscribe(t));
         }
         List<Tracked> gone = new ArrayList<>();
@@ -258,13 +242,13 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     private void onRoundDone(Listing listing) {
-        if (closed) return;
-        if (failures > 0 || status.state() != RegistryStatus.State.UP) status.connected();
+        if (closed()) return;
+        if (backoff.failures() > 0 || status.state() != RegistryStatus.State.UP) status.connected();
         if (authFailing) log.info("registry={} type={} authentication works again", registry, TYPE);
-        failures = 0;
+        backoff.reset();
         authFailing = false;
         if (needSync) {
-            emit(new RegistrySynced(registry, tracked.keySet()));
+            publisher.synced();
             needSync = false;
             log.info(
                     "registry={} type={} synced: namespaces={} services={}",
@@ -278,8 +262,7 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     private void onRoundFailed(Exception e) {
-        if (closed) return;
-        failures++;
+        if (closed()) return;
         needSync = true;
         String reason = reason(e);
         if (isAuthFailure(e)) {
@@ -289,18 +272,15 @@ public final class NacosWatcher implements RegistryWatcher {
         }
         status.error(reason, e instanceof NacosException || e instanceof IOException ? null : e);
         status.disconnected(reason);
-        long base = options.refreshInterval().toMillis() << Math.min(failures, 6);
-        schedule(jitter(Duration.ofMillis(Math.min(
-                base,
-                Math.max(MAX_BACKOFF.toMillis(), 2 * options.refreshInterval().toMillis())))));
+        schedule(backoff.next());
     }
 
     private void onServiceAdded(String namespace, String group, String name) {
-        if (closed || !filter.accepts(name)) return;
+        if (closed() || !filter.accepts(name)) return;
         if (!options.allGroups() && !options.groups().contains(group)) return;
         ServiceKey key = key(namespace, group, name);
         if (tracked.containsKey(key)) return;
-        Tracked t = new Tracked(key, new Subscription(key), System.nanoTime());
+        Tracked t = new Tracked(key, new Subscription(key), kit.ticker().nanoTime());
         tracked.put(key, t);
         log.debug("registry={} new service {} pushed by Nacos", registry, NacosServiceMapper.describe(key));
         subscribe(t);
@@ -337,7 +317,7 @@ public final class NacosWatcher implements RegistryWatcher {
 
     private void onSubscribed(Tracked t, long eventsBefore, List<Instance> instances) {
         t.subscribing = false;
-        if (closed) return;
+        if (closed()) return;
         if (tracked.get(t.key) != t) {
             unsubscribe(t); // the service went away while this subscription was being made
             return;
@@ -349,12 +329,12 @@ public final class NacosWatcher implements RegistryWatcher {
 
     private void onSubscribeFailed(Tracked t, String reason) {
         t.subscribing = false;
-        if (closed || tracked.get(t.key) != t) return;
+        if (closed() || tracked.get(t.key) != t) return;
         status.error("subscribe to " + NacosServiceMapper.describe(t.key) + ": " + reason, null);
     }
 
     private void onInstances(Subscription subscription, List<Instance> instances) {
-        if (closed) return;
+        if (closed()) return;
         Tracked t = tracked.get(subscription.key);
         if (t == null || t.subscription != subscription) return;
         apply(t, instances);
@@ -362,33 +342,21 @@ public final class NacosWatcher implements RegistryWatcher {
 
     private void apply(Tracked t, List<Instance> instances) {
         if (instances.isEmpty()) {
-            // no instance left to tell the service's kind: it keeps its host, so an empty-service grace applies to it
-            if (t.hasEndpoints()) {
-                t.last = new ServiceUpsert(t.key, t.last.host(), t.last.ports(), List.of(), t.last.labels());
-                emit(t.last);
-            }
+            // the shard keeps its host in the aggregator, so an empty-service grace applies to it
+            publisher.remove(t.key);
             return;
         }
         NacosServiceMapper.Result r = mapper.map(t.key, instances);
         for (NacosServiceMapper.Skip s : r.skipped()) status.skipped(s.item(), s.reason());
         r.droppedLabels().forEach(status::droppedLabels);
         ServiceUpsert u = r.upsert();
-        if (u == null) {
-            if (t.hasEndpoints()) emit(new ServiceRemoval(t.key));
-            t.last = null;
-            return;
-        }
-        if (u.equals(t.last) || (u.endpoints().isEmpty() && !t.hasEndpoints())) {
-            t.last = u;
-            return;
-        }
-        t.last = u;
-        emit(u);
+        if (u == null) publisher.remove(t.key);
+        else publisher.upsert(u);
     }
 
     private void untrack(Tracked t) {
         tracked.remove(t.key);
-        if (t.hasEndpoints()) emit(new ServiceRemoval(t.key));
+        publisher.remove(t.key);
         if (!t.subscribing) unsubscribe(t); // one in flight is undone when it completes
     }
 
@@ -408,24 +376,12 @@ public final class NacosWatcher implements RegistryWatcher {
         }
     }
 
-    private void emit(RegistryEvent event) {
-        if (!closed) events.accept(event);
-    }
-
     private void schedule(Duration delay) {
-        try {
-            loop.schedule(this::refresh, delay.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            // closing
-        }
+        kit.loop().schedule(delay, this::refresh);
     }
 
     private void post(Runnable task) {
-        try {
-            loop.execute(task);
-        } catch (RejectedExecutionException e) {
-            // closing: nothing more is sent
-        }
+        kit.loop().execute(task); // dropped once the watcher is closing: nothing more is sent
     }
 
     private ServiceKey key(String namespace, String group, String name) {
@@ -511,7 +467,7 @@ public final class NacosWatcher implements RegistryWatcher {
         NamingService existing = clients.get(namespace);
         if (existing != null) return existing;
         NamingService created = NamingFactory.createNamingService(clientProperties(namespace));
-        if (lifecycle.get() == Lifecycle.CLOSED) {
+        if (kit.lifecycle().isClosed()) {
             shutDown(namespace, created);
             throw new NacosException(NacosException.CLIENT_DISCONNECT, "watcher closed");
         }

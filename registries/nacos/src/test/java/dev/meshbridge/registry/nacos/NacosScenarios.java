@@ -18,7 +18,7 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.spi.RegistryStatus;
-import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.WatcherContext;
 import dev.meshbridge.core.testing.RecordingSink;
 import dev.meshbridge.core.testing.TestCatalog;
@@ -407,11 +407,8 @@ abstract class NacosScenarios {
 
         provider.deregisterInstance(application, "10.16.0.1", 20880);
 
-        // the watcher sends the empty list under the service's own host...
-        events.awaitEvent(e -> e instanceof ServiceUpsert u
-                && u.key().name().equals(application)
-                && u.endpoints().isEmpty()
-                && u.host().equals(application + ".dubbo"));
+        // the watcher says the service has no instances...
+        events.awaitEvent(e -> e instanceof ServiceRemoval r && r.key().name().equals(application));
         // ...and the catalog keeps serving the last endpoints for the grace period
         assertThat(addresses(catalog.service(application + ".dubbo"))).containsExactly("10.16.0.1");
     }
