@@ -5,13 +5,13 @@ import dev.meshbridge.core.dubbo.DubboNaming;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
-import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.HostTemplate;
 import dev.meshbridge.core.naming.Labels;
-import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistryStatus;
-import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.watch.Duplicates;
+import dev.meshbridge.core.watch.ServicePorts;
+import dev.meshbridge.core.watch.ShardPublisher;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.ByteBuffer;
@@ -19,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -47,8 +46,8 @@ import org.apache.zookeeper.Watcher.Event.EventType;
  *   <li>only what the services need is kept: provider URLs (as a 128-bit digest of the znode name, with the parsed
  *       endpoint), instance endpoints and the mapping; consumers, configurators, routers, {@code metadata} and
  *       {@code config} are never read;
- *   <li>every change marks its service node dirty; {@link #drain} derives the dirty nodes' services and returns only
- *       the upserts and removals that differ from what was sent before.
+ *   <li>every change marks its service node dirty; {@link #drain} derives the dirty nodes' services and hands them to
+ *       the kit's {@link ShardPublisher}, which sends only what differs from before.
  * </ol>
  */
 final class ZookeeperCatalog {
@@ -118,7 +117,6 @@ final class ZookeeperCatalog {
     private final Map<String, Set<MappingRef>> mappingsByApp = new HashMap<>();
     private final Set<Child> dirty = new LinkedHashSet<>();
     private final Set<MappingRef> dirtyMappings = new LinkedHashSet<>();
-    private final Map<ServiceKey, ServiceUpsert> sent = new HashMap<>();
     private final Map<Departure, Long> departing = new LinkedHashMap<>();
     private final long reregistrationNanos;
     private final LongSupplier nanoTime;
@@ -375,11 +373,6 @@ final class ZookeeperCatalog {
 
     // ------------------------------------------------------------------ derived services
 
-    /** Every service this registry has now (those with at least one endpoint). */
-    Set<ServiceKey> services() {
-        return Set.copyOf(sent.keySet());
-    }
-
     /** Number of service nodes known (interfaces, applications, services), for logs. */
     int nodeCount() {
         int n = 0;
@@ -391,9 +384,13 @@ final class ZookeeperCatalog {
         return !dirty.isEmpty() || !dirtyMappings.isEmpty();
     }
 
-    /** Derives the services of every dirty node; returns the upserts and removals that differ from what was sent. */
-    List<RegistryEvent> drain() {
-        List<RegistryEvent> out = new ArrayList<>();
+    /**
+     * Derives the services of every dirty node and hands them to the publisher.
+     *
+     * @return how many services were derived (for the sync log)
+     */
+    int drain(ShardPublisher out) {
+        int n = 0;
         for (Child c : dirty) {
             if (c.kind != Kind.SERVICE) continue;
             Set<MappingRef> byApp = mappingsByApp.get(c.name);
@@ -405,6 +402,7 @@ final class ZookeeperCatalog {
             }
             Map<ServiceKey, ServiceUpsert> now = c.removed ? Map.of() : derive(c);
             apply(c.keys, now, out);
+            n += now.size();
             c.keys = now.isEmpty() ? Set.of() : Set.copyOf(now.keySet());
         }
         dirty.clear();
@@ -413,19 +411,17 @@ final class ZookeeperCatalog {
                     ZookeeperWatcherProvider.TYPE, config.name(), DUBBO_MAPPING_NS + ref.root(), "", ref.iface(), "");
             ServiceUpsert u = deriveMapping(key, ref);
             apply(Set.of(key), u == null ? Map.of() : Map.of(key, u), out);
+            if (u != null) n++;
         }
         dirtyMappings.clear();
-        return out;
+        return n;
     }
 
-    private void apply(Set<ServiceKey> before, Map<ServiceKey, ServiceUpsert> now, List<RegistryEvent> out) {
+    private static void apply(Set<ServiceKey> before, Map<ServiceKey, ServiceUpsert> now, ShardPublisher out) {
         for (ServiceKey k : before) {
-            if (!now.containsKey(k) && sent.remove(k) != null) out.add(new ServiceRemoval(k));
+            if (!now.containsKey(k)) out.remove(k);
         }
-        for (Map.Entry<ServiceKey, ServiceUpsert> e : now.entrySet()) {
-            ServiceUpsert previous = sent.put(e.getKey(), e.getValue());
-            if (!e.getValue().equals(previous)) out.add(e.getValue());
-        }
+        now.values().forEach(out::upsert);
     }
 
     private Map<ServiceKey, ServiceUpsert> derive(Child c) {
@@ -451,21 +447,20 @@ final class ZookeeperCatalog {
             String group = e.getKey().get(1);
             ServiceKey key = new ServiceKey(
                     ZookeeperWatcherProvider.TYPE, config.name(), DUBBO_NS + c.root.path, group, iface, version);
-            Map<String, Leaf.DubboProvider> byAddress = new HashMap<>();
-            for (Leaf.DubboProvider p : e.getValue()) {
-                String id = p.endpoint().address() + p.endpoint().ports();
-                byAddress.merge(id, p, (a, b) -> b.timestamp() > a.timestamp() ? b : a);
-            }
-            List<Leaf.DubboProvider> chosen = new ArrayList<>(byAddress.values());
-            chosen.sort(Comparator.comparing(Leaf.DubboProvider::endpoint));
-            Ports ports = new Ports();
-            List<Endpoint> endpoints = new ArrayList<>(chosen.size());
+            List<Duplicates.Candidate> candidates = new ArrayList<>(e.getValue().size());
+            Map<String, Protocol> protocols = new HashMap<>();
             String application = "";
-            for (Leaf.DubboProvider p : chosen) {
-                ports.add(p.portName(), p.protocol(), p.endpoint().port(p.portName()));
-                endpoints.add(p.endpoint());
-                if (application.isEmpty()) application = p.application();
+            for (Leaf.DubboProvider p : e.getValue()) {
+                candidates.add(new Duplicates.Candidate(p.endpoint(), p.timestamp(), p.id()));
+                protocols.merge(p.portName(), p.protocol(), (a, b) -> a.compareTo(b) <= 0 ? a : b);
+                if (!p.application().isEmpty()
+                        && (application.isEmpty() || p.application().compareTo(application) < 0))
+                    application = p.application();
             }
+            List<Endpoint> endpoints = Duplicates.pick(candidates).endpoints();
+            ServicePorts ports = new ServicePorts(config);
+            for (Endpoint ep : endpoints)
+                ep.ports().forEach((name, port) -> ports.add(name, protocols.get(name), port));
             String host;
             try {
                 if (!hasAlphanumeric(iface)) throw new IllegalArgumentException("interface name gives no host");
@@ -573,20 +568,15 @@ final class ZookeeperCatalog {
             HostTemplate template,
             Map<String, String> vars,
             Map<String, String> labels) {
-        Map<String, Leaf.Instance> byAddress = new HashMap<>();
+        List<Duplicates.Candidate> candidates = new ArrayList<>(instances.size());
+        Map<String, Protocol> protocols = new HashMap<>();
         for (Leaf.Instance i : instances) {
-            String id = i.endpoint().address() + i.endpoint().ports();
-            byAddress.merge(id, i, (a, b) -> b.registeredAt() > a.registeredAt() ? b : a);
+            candidates.add(new Duplicates.Candidate(i.endpoint(), i.registeredAt(), i.id()));
+            i.protocols().forEach((name, p) -> protocols.merge(name, p, (a, b) -> a.compareTo(b) <= 0 ? a : b));
         }
-        Ports ports = new Ports();
-        List<Endpoint> endpoints = new ArrayList<>(byAddress.size());
-        for (Leaf.Instance i : byAddress.values()) {
-            i.endpoint()
-                    .ports()
-                    .forEach((name, port) -> ports.add(name, i.protocols().get(name), port));
-            endpoints.add(i.endpoint());
-        }
-        endpoints.sort(null);
+        List<Endpoint> endpoints = Duplicates.pick(candidates).endpoints();
+        ServicePorts ports = new ServicePorts(config);
+        for (Endpoint ep : endpoints) ep.ports().forEach((name, port) -> ports.add(name, protocols.get(name), port));
         String host;
         try {
             if (!hasAlphanumeric(key.name())) throw new IllegalArgumentException("name gives no host");
@@ -598,29 +588,11 @@ final class ZookeeperCatalog {
         return new ServiceUpsert(key, host, ports.list(), endpoints, serviceLabels(key, labels));
     }
 
-    /** Service-level labels, sanitized; what had to be dropped is reported when the service is first sent. */
+    /** Service-level labels, sanitized; what had to be dropped is reported (once per service and key). */
     private java.util.SortedMap<String, String> serviceLabels(ServiceKey key, Map<String, String> raw) {
         Labels.Result r = Labels.sanitize(raw);
-        if (!r.dropped().isEmpty() && !sent.containsKey(key)) status.droppedLabels(key.toString(), r.dropped());
+        if (!r.dropped().isEmpty()) status.droppedLabels(key.toString(), r.dropped());
         return r.labels();
-    }
-
-    /** Service ports from endpoint ports: one per name, the configured or protocol default number. */
-    private final class Ports {
-        private final Map<String, Protocol> protocols = new TreeMap<>();
-        private final Map<String, Integer> numbers = new TreeMap<>();
-
-        void add(String name, Protocol protocol, int endpointPort) {
-            Protocol p = protocol == null ? Protocol.TCP : protocol;
-            protocols.putIfAbsent(name, p);
-            numbers.merge(name, config.servicePort(name, protocols.get(name), endpointPort), Math::min);
-        }
-
-        List<ServicePort> list() {
-            List<ServicePort> out = new ArrayList<>(numbers.size());
-            numbers.forEach((name, n) -> out.add(new ServicePort(name, n, protocols.get(name))));
-            return out;
-        }
     }
 
     // ------------------------------------------------------------------ helpers
