@@ -22,9 +22,9 @@ import java.util.Set;
  *   <li>application-level: {@value #DEFAULT_APPLICATION_TEMPLATE}.
  * </ul>
  *
- * <p>Parameter semantics: {@code weight} (default 100) is the endpoint weight; {@code enabled=false} or {@code
- * disabled=true} disables it; the parameters in {@link #NOT_LABELS} (bulky or per-process noise) are not labels, every
- * other parameter is (sanitized).
+ * <p>Parameter semantics: {@code weight} (default 100) is the endpoint weight; {@link #enabled} says whether it is
+ * enabled, as Dubbo's consumer decides it; the parameters in {@link #NOT_LABELS} (bulky or per-process noise) and the
+ * {@code default.*} copies are not labels, every other parameter is (sanitized).
  */
 public final class DubboNaming {
 
@@ -116,19 +116,27 @@ public final class DubboNaming {
         }
     }
 
-    /** False when {@code enabled=false} or {@code disabled=true}. */
+    /**
+     * Whether a Dubbo consumer calls the provider, by the rule of Dubbo's {@code RegistryDirectory.toInvokers}: a
+     * non-empty {@code disabled} decides alone ({@code disabled=true} disables; {@code disabled=false} enables even
+     * with {@code enabled=false}); otherwise a non-empty {@code enabled} must be {@code true}; with neither, enabled.
+     * Values compare as Java's {@code Boolean.parseBoolean}: {@code true} in any case, anything else is false.
+     */
     public static boolean enabled(Map<String, String> params) {
-        return !"false".equalsIgnoreCase(params.getOrDefault("enabled", "true").trim())
-                && !"true"
-                        .equalsIgnoreCase(
-                                params.getOrDefault("disabled", "false").trim());
+        String disabled = params.get("disabled");
+        if (disabled != null && !disabled.isEmpty()) return !Boolean.parseBoolean(disabled);
+        String enabled = params.get("enabled");
+        return enabled == null || enabled.isEmpty() || Boolean.parseBoolean(enabled);
     }
 
     /** The labels of a provider: its parameters minus {@link #NOT_LABELS}, sanitized. */
     public static Labels.Result labels(Map<String, String> params) {
         Map<String, String> raw = new LinkedHashMap<>();
         params.forEach((k, v) -> {
-            if (!NOT_LABELS.contains(k) && !k.startsWith("qos.") && !k.startsWith("qos-")) raw.put(k, v);
+            if (!NOT_LABELS.contains(k)
+                    && !k.startsWith("qos.")
+                    && !k.startsWith("qos-")
+                    && !k.startsWith(DubboUrl.DEFAULT_PREFIX)) raw.put(k, v);
         });
         return Labels.sanitize(raw);
     }

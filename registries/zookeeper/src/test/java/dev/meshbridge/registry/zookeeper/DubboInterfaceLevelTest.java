@@ -190,6 +190,57 @@ class DubboInterfaceLevelTest {
         }
     }
 
+    /** Writes a provider znode the way every Dubbo version does: the full URL, encoded once, under providers. */
+    private static void writeProvider(String iface, String url) throws Exception {
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/dubbo/" + iface + "/providers/" + URLEncoder.encode(url, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void znodesAsDubbo26Writes_areReadAsDubbosOwnParserReadsThem() throws Exception {
+        String iface = "org.demo.Legacy";
+        // Dubbo 2.6 and 2.7.0-2.7.2 write version, group and weight as default.* parameters
+        writeProvider(
+                iface,
+                "dubbo://10.0.6.1:20880/" + iface + "?anyhost=true&application=legacy&default.group=blue"
+                        + "&default.version=1.0.0&default.weight=30&dubbo=2.6.2&interface=" + iface
+                        + "&methods=a&pid=1&side=provider&timestamp=1500000000000");
+        // values are decoded once: '+' stays, a literal '%' is kept
+        writeProvider(
+                iface,
+                "dubbo://10.0.6.2:20880/" + iface + "?application=legacy&interface=" + iface
+                        + "&note=50%&side=provider&version=1.0.0+b7");
+        // a non-empty disabled decides alone, as in Dubbo's RegistryDirectory
+        writeProvider(
+                iface,
+                "dubbo://10.0.6.3:20880/" + iface + "?application=legacy&disabled=false&enabled=false" + "&interface="
+                        + iface + "&side=provider");
+
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo]")) {
+            MeshService blue = h.awaitService("org.demo.legacy.v-1-0-0.g-blue.dubbo", s -> true);
+            assertThat(blue.endpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.6.1");
+                assertThat(e.weight()).isEqualTo(30);
+            });
+            MeshService build = h.awaitService("org.demo.legacy.v-1-0-0-b7.dubbo", s -> true);
+            assertThat(build.endpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.6.2");
+                assertThat(e.labels()).containsEntry("version", "1.0.0_b7").containsKey("note");
+            });
+            assertThat(build.sources())
+                    .singleElement()
+                    .satisfies(k -> assertThat(k.version()).isEqualTo("1.0.0+b7"));
+            MeshService plain = h.awaitService("org.demo.legacy.dubbo", s -> true);
+            assertThat(plain.endpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.6.3");
+                assertThat(e.enabled()).isTrue();
+                assertThat(e.routable()).isTrue();
+            });
+            assertThat(h.status.skippedCount()).isZero();
+        }
+    }
+
     @Test
     void sameAddressRegisteredTwice_keepsTheNewestRegistration() throws Exception {
         String iface = "org.demo.Restarted";
