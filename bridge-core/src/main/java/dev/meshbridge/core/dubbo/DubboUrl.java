@@ -112,6 +112,23 @@ public record DubboUrl(String protocol, String host, int port, String path, Map<
         return new DubboUrl(protocol, host, port, path, params);
     }
 
+    /**
+     * Dubbo parameters as Dubbo reads them when they come as a map (Nacos instance metadata is a provider's URL
+     * parameters): every {@code default.<key>} also sets {@code <key>} unless the map has it.
+     */
+    public static Map<String, String> withDefaults(Map<String, String> parameters) {
+        Map<String, String> out = null;
+        for (Map.Entry<String, String> e : parameters.entrySet()) {
+            String k = e.getKey();
+            if (k == null || !k.startsWith(DEFAULT_PREFIX) || k.length() == DEFAULT_PREFIX.length()) continue;
+            String key = k.substring(DEFAULT_PREFIX.length());
+            if (parameters.containsKey(key)) continue;
+            if (out == null) out = new TreeMap<>(parameters);
+            out.putIfAbsent(key, e.getValue());
+        }
+        return out == null ? parameters : out;
+    }
+
     /** Parses the name of a ZooKeeper znode under {@code providers} or {@code configurators}: the URL, encoded once. */
     public static DubboUrl parseEncoded(String encoded) {
         return parse(decode(encoded));

@@ -119,6 +119,21 @@ public record NacosOptions(
                 DubboNaming.applicationTemplate(null));
     }
 
+    /**
+     * The namespace whose Dubbo services are the home environment (no {@code {env}} in their hosts): {@code public}
+     * when it is watched (listed, or with {@code "*"}), else the first namespace listed.
+     */
+    public String homeNamespace() {
+        if (allNamespaces || namespaceIds.contains(PUBLIC_NAMESPACE)) return PUBLIC_NAMESPACE;
+        return namespaceIds.get(0);
+    }
+
+    /** The home group: {@code DEFAULT_GROUP} when it is watched (listed, or with {@code ["*"]}), else the first listed. */
+    public String homeGroup() {
+        if (allGroups || groups.contains(DEFAULT_GROUP)) return DEFAULT_GROUP;
+        return groups.get(0);
+    }
+
     /** The namespace value hosts use for a namespace id: {@code nacosNamespace} when given, else the id. */
     public String namespaceInHost(String namespaceId) {
         return namespaceName.isEmpty() ? namespaceId : namespaceName;

@@ -4,6 +4,7 @@ import com.alibaba.nacos.api.naming.pojo.Instance;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.dubbo.DubboEndpoints;
 import dev.meshbridge.core.dubbo.DubboNaming;
+import dev.meshbridge.core.dubbo.DubboUrl;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.Protocol;
@@ -85,10 +86,18 @@ final class NacosServiceMapper {
         TreeMap<String, String> serviceLabels = new TreeMap<>();
         try {
             host = switch (kind) {
-                case DUBBO_INTERFACE -> dubboInterfaceHost(key, sorted, serviceLabels);
+                case DUBBO_INTERFACE -> {
+                    DubboName name = DubboName.parse(key.name());
+                    if (name.ambiguous() != null) {
+                        name = name.resolve(sorted);
+                        sorted = keepMatching(key, name, sorted, skipped);
+                    }
+                    yield dubboInterfaceHost(key, name, sorted, serviceLabels);
+                }
                 case DUBBO_APPLICATION -> {
                     putIfValid(serviceLabels, "dubbo.application", key.name());
-                    yield DubboNaming.applicationHost(options.dubboApplicationTemplate(), config.name(), key.name());
+                    yield DubboNaming.applicationHost(
+                            options.dubboApplicationTemplate(), config.name(), key.name(), environment(key));
                 }
                 case PLAIN ->
                     options.hostTemplate()
@@ -167,13 +176,82 @@ final class NacosServiceMapper {
         }
     }
 
-    private String dubboInterfaceHost(ServiceKey key, List<Instance> instances, Map<String, String> serviceLabels) {
-        // providers:<interface>:<version>:<group>, as Dubbo's NacosRegistry names it (empty parts stay empty)
-        String[] parts = key.name().substring(DUBBO_PROVIDERS.length()).split(":", -1);
-        String iface = parts[0];
-        if (iface.isEmpty()) throw new IllegalArgumentException("Dubbo service name has no interface");
-        String version = parts.length > 1 ? parts[1] : "";
-        String group = parts.length > 2 ? parts[2] : "";
+    /**
+     * The Dubbo identity in a Nacos service name. Dubbo 2.7.3 and later write {@code
+     * providers:<interface>:<version>:<group>} with empty parts kept; Dubbo 2.7.2 and earlier (and {@code
+     * register-compatible}) left empty parts out, so {@code providers:<interface>:<x>} holds a version or a group: the
+     * instances' own {@code version} and {@code group} parameters say which ({@link #resolve}).
+     *
+     * @param ambiguous the {@code <x>} of a three-part name, else null
+     */
+    record DubboName(String iface, String version, String group, String ambiguous) {
+
+        static DubboName parse(String serviceName) {
+            String[] parts = serviceName.substring(DUBBO_PROVIDERS.length()).split(":", -1);
+            String iface = parts[0];
+            if (iface.isEmpty()) throw new IllegalArgumentException("Dubbo service name has no interface");
+            if (parts.length == 2) return new DubboName(iface, "", "", parts[1]);
+            return new DubboName(iface, parts.length > 1 ? parts[1] : "", parts.length > 2 ? parts[2] : "", null);
+        }
+
+        /**
+         * Which of version and group the {@code <x>} is: the first instance (in address order) whose parameters carry
+         * {@code <x>} as its group (and not as its version) makes it the group; one that carries it as its version makes
+         * it the version; with no instance saying, it is the version (Dubbo wrote the version first).
+         */
+        DubboName resolve(List<Instance> instances) {
+            for (Instance i : instances) {
+                Map<String, String> p = DubboUrl.withDefaults(metadata(i));
+                String v = p.getOrDefault("version", "");
+                String g = p.getOrDefault("group", "");
+                if (ambiguous.equals(g) && !ambiguous.equals(v)) return new DubboName(iface, v, ambiguous, null);
+                if (ambiguous.equals(v)) return new DubboName(iface, ambiguous, g, null);
+            }
+            return new DubboName(iface, ambiguous, "", null);
+        }
+
+        /** True when the instance's own parameters (if it has them) say this version and group. */
+        boolean matches(Instance instance) {
+            Map<String, String> p = DubboUrl.withDefaults(metadata(instance));
+            if (!p.containsKey("version") && !p.containsKey("group")) return true;
+            return p.getOrDefault("version", "").equals(version)
+                    && p.getOrDefault("group", "").equals(group);
+        }
+    }
+
+    /** The instances of a three-part Dubbo name that agree with its resolved version and group; the others reported. */
+    private static List<Instance> keepMatching(
+            ServiceKey key, DubboName name, List<Instance> instances, List<Skip> skipped) {
+        List<Instance> out = new ArrayList<>(instances.size());
+        for (Instance i : instances) {
+            if (name.matches(i)) {
+                out.add(i);
+            } else {
+                Map<String, String> p = DubboUrl.withDefaults(metadata(i));
+                skipped.add(new Skip(
+                        describe(key) + " instance " + i.getIp() + ":" + i.getPort(),
+                        "its parameters say version '" + p.getOrDefault("version", "") + "' group '"
+                                + p.getOrDefault("group", "") + "', while the service's other instances say version '"
+                                + name.version() + "' group '" + name.group() + "'"));
+            }
+        }
+        return out;
+    }
+
+    /** Where a Nacos service lives, for the Dubbo host templates: its namespace and group, and whether they are home. */
+    private DubboNaming.Environment environment(ServiceKey key) {
+        return DubboNaming.Environment.nacos(
+                options.namespaceInHost(key.namespace()),
+                key.namespace().equals(options.homeNamespace()),
+                key.group(),
+                key.group().equals(options.homeGroup()));
+    }
+
+    private String dubboInterfaceHost(
+            ServiceKey key, DubboName name, List<Instance> instances, Map<String, String> serviceLabels) {
+        String iface = name.iface();
+        String version = name.version();
+        String group = name.group();
         String application = "";
         for (Instance i : instances) {
             String app = metadata(i).get("application");
@@ -186,12 +264,12 @@ final class NacosServiceMapper {
         if (!version.isEmpty()) putIfValid(serviceLabels, "dubbo.version", version);
         if (!group.isEmpty()) putIfValid(serviceLabels, "dubbo.group", group);
         return DubboNaming.interfaceHost(
-                options.dubboInterfaceTemplate(), config.name(), iface, version, group, application);
+                options.dubboInterfaceTemplate(), config.name(), iface, version, group, application, environment(key));
     }
 
     private Endpoint dubboInterfaceEndpoint(
             Instance instance, Map<String, Protocol> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
-        Map<String, String> params = metadata(instance);
+        Map<String, String> params = DubboUrl.withDefaults(metadata(instance));
         int port = checkAddress(instance);
         String protocol = params.getOrDefault("protocol", Protocol.DUBBO.portName());
         String portName = DubboNaming.portName(protocol);

@@ -343,6 +343,73 @@ abstract class NacosScenarios {
     }
 
     @Test
+    void sameDubboInterfaceInTwoNamespacesOrTwoGroups_isOneHostPerEnvironment_theHomeOneKeepsItsHost()
+            throws Exception {
+        String iface = "org.env" + id.replace("-", "") + ".Greeter";
+        String dev = "dev-" + id;
+        server().createNamespace(dev);
+        String base = "?interface=" + iface + "&version=1.0.0&application=greeter-app&side=provider";
+        String name = "providers:" + iface + ":1.0.0:";
+        registrant("public")
+                .registerInstance(
+                        name, "DEFAULT_GROUP", dubboInterfaceInstance("dubbo://10.19.0.1:20880/" + iface + base));
+        registrant(dev)
+                .registerInstance(
+                        name, "DEFAULT_GROUP", dubboInterfaceInstance("dubbo://10.19.0.2:20880/" + iface + base));
+        registrant("public")
+                .registerInstance(
+                        name, "GRAY_GROUP", dubboInterfaceInstance("dubbo://10.19.0.3:20880/" + iface + base));
+
+        watch(
+                "nacosNamespaceId: [public, " + dev + "]",
+                "nacosGroups: [DEFAULT_GROUP, GRAY_GROUP]",
+                "nacosRefreshInterval: 200ms");
+
+        String home = iface.toLowerCase() + ".v-1-0-0.dubbo";
+        assertThat(addresses(catalog.awaitService(home))).containsExactly("10.19.0.1");
+        assertThat(addresses(catalog.awaitService(iface.toLowerCase() + ".v-1-0-0.ns-" + dev + ".dubbo")))
+                .containsExactly("10.19.0.2");
+        assertThat(addresses(catalog.awaitService(iface.toLowerCase() + ".v-1-0-0.group-gray-group.dubbo")))
+                .containsExactly("10.19.0.3");
+        await().atMost(TestCatalog.TIMEOUT).until(() -> status.hasSynced());
+        assertThat(addresses(catalog.service(home))).containsExactly("10.19.0.1");
+    }
+
+    @Test
+    void dubboNamesWithoutAVersionSlot_areReadByEachInstancesOwnVersionAndGroup() throws Exception {
+        String iface = "org.legacy" + id.replace("-", "") + ".Greeter";
+        // Dubbo 2.7.2 and earlier left empty parts out: providers:<iface>:<x> where x is a version or a group
+        Instance grouped = dubboInterfaceInstance("dubbo://10.20.0.1:20880/" + iface + "?interface=" + iface
+                + "&group=blue&application=legacy&side=provider");
+        registrant("public").registerInstance("providers:" + iface + ":blue", "DEFAULT_GROUP", grouped);
+        Instance versioned = new Instance();
+        versioned.setIp("10.20.0.2");
+        versioned.setPort(20880);
+        // 2.7.0-2.7.2 providers carry version and weight as default.* parameters
+        versioned.setMetadata(Map.of(
+                "interface", iface + "V",
+                "default.version", "2.0.0",
+                "default.weight", "20",
+                "application", "legacy",
+                "side", "provider",
+                "protocol", "dubbo",
+                "category", "providers"));
+        registrant("public").registerInstance("providers:" + iface + "V:2.0.0", "DEFAULT_GROUP", versioned);
+
+        watch("nacosRefreshInterval: 200ms");
+
+        MeshService blue = catalog.awaitService(iface.toLowerCase() + ".g-blue.dubbo");
+        assertThat(addresses(blue)).containsExactly("10.20.0.1");
+        assertThat(blue.labels()).containsEntry("dubbo.group", "blue").doesNotContainKey("dubbo.version");
+        MeshService v2 = catalog.awaitService(iface.toLowerCase() + "v.v-2-0-0.dubbo");
+        assertThat(v2.endpoints())
+                .singleElement()
+                .satisfies(e -> assertThat(e.weight()).isEqualTo(20));
+        await().atMost(TestCatalog.TIMEOUT).until(() -> status.hasSynced());
+        assertThat(catalog.snapshot().services().keySet()).doesNotContain(iface.toLowerCase() + ".v-blue.dubbo");
+    }
+
+    @Test
     void dubboInterface_getsTheSameHostAsInZookeeper_andConsumersAreIgnored() throws Exception {
         String iface = "org.demo" + id.replace("-", "") + ".Greeter";
         String provider = "dubbo://10.11.0.1:20880/" + iface + "?interface=" + iface

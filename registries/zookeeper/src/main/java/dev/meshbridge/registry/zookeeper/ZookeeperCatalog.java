@@ -465,7 +465,13 @@ final class ZookeeperCatalog {
             try {
                 if (!hasAlphanumeric(iface)) throw new IllegalArgumentException("interface name gives no host");
                 host = DubboNaming.interfaceHost(
-                        options.dubboInterfaceHost(), config.name(), iface, version, group, application);
+                        options.dubboInterfaceHost(),
+                        config.name(),
+                        iface,
+                        version,
+                        group,
+                        application,
+                        interfaceEnvironment(c.root.path));
             } catch (IllegalArgumentException ex) {
                 status.skipped(key.toString(), ex.getMessage());
                 continue;
@@ -485,13 +491,18 @@ final class ZookeeperCatalog {
         for (Leaf l : c.instances.values()) {
             if (l instanceof Leaf.Instance i) (i.dubboApplication() ? dubbo : spring).add(i);
         }
+        Map<String, String> appVars = new HashMap<>();
+        appVars.put("application", c.name);
+        appVars.put("registry", config.name());
+        DubboNaming.Environment.zookeeper(c.root.path, c.root.path.equals(options.homeApplicationRoot()))
+                .putInto(appVars);
         putInstances(
                 out,
                 c,
                 DUBBO_APP_NS,
                 dubbo,
                 options.dubboApplicationHost(),
-                Map.of("application", c.name, "registry", config.name()),
+                appVars,
                 Map.of("dubbo.application", c.name));
         putInstances(
                 out,
@@ -541,13 +552,19 @@ final class ZookeeperCatalog {
         Map<String, String> labels = new TreeMap<>();
         labels.put("dubbo.interface", ref.iface());
         if (apps.size() == 1) labels.put("dubbo.application", apps.get(0));
-        Map<String, String> vars = Map.of(
-                "interface", ref.iface(),
-                "version", "",
-                "group", "",
-                "application", apps.get(0),
-                "registry", config.name());
+        Map<String, String> vars = new HashMap<>();
+        vars.put("interface", ref.iface());
+        vars.put("version", "");
+        vars.put("group", "");
+        vars.put("application", apps.get(0));
+        vars.put("registry", config.name());
+        interfaceEnvironment(ref.root()).putInto(vars);
         return instancesUpsert(key, instances, options.dubboInterfaceHost(), vars, labels);
+    }
+
+    /** The environment of Dubbo interfaces under a root: its {@code {env}} names every root but the home one. */
+    private DubboNaming.Environment interfaceEnvironment(String rootPath) {
+        return DubboNaming.Environment.zookeeper(rootPath, rootPath.equals(options.homeInterfaceRoot()));
     }
 
     private boolean hasInterfaceProviders(String iface) {

@@ -96,6 +96,22 @@ public record ZookeeperOptions(
         return username != null;
     }
 
+    /**
+     * The root whose Dubbo interfaces are the home environment (no {@code {env}} in their hosts): {@code /dubbo}, Dubbo's
+     * default root, when it is watched, else the first root listed.
+     */
+    public String homeInterfaceRoot() {
+        return servicesPaths.contains("/dubbo") ? "/dubbo" : servicesPaths.get(0);
+    }
+
+    /**
+     * The root whose Dubbo 3 applications are the home environment: {@code /services}, Dubbo's default for
+     * application-level registration, when it is watched, else the first root listed.
+     */
+    public String homeApplicationRoot() {
+        return servicesPaths.contains("/services") ? "/services" : servicesPaths.get(0);
+    }
+
     /** Parses the type's own fields of one entry; problems are recorded on {@code entry} with their line. */
     static ZookeeperOptions parse(ConfigNode entry) {
         List<String> paths = entry.has("zkServicesPath") ? entry.strings("zkServicesPath") : DEFAULT_SERVICES_PATHS;

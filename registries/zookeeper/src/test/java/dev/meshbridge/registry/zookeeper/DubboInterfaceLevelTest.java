@@ -242,6 +242,34 @@ class DubboInterfaceLevelTest {
     }
 
     @Test
+    void sameInterfaceUnderTwoRoots_isOneHostPerRoot_theHomeRootKeepsItsHost() throws Exception {
+        String iface = "org.demo.Rooted";
+        // Dubbo's registry group picks the root: /dubbo by default, /gray for group=gray
+        writeProvider(iface, provider("dubbo", "10.0.7.1:20880", iface, ""));
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/gray/" + iface + "/providers/"
+                        + URLEncoder.encode(provider("dubbo", "10.0.7.2:20880", iface, ""), StandardCharsets.UTF_8));
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo, /gray]")) {
+            MeshService prod = h.awaitService("org.demo.rooted.dubbo", s -> true);
+            MeshService gray = h.awaitService("org.demo.rooted.root-gray.dubbo", s -> true);
+            h.awaitSyncs(1);
+            assertThat(h.snapshot().service("org.demo.rooted.dubbo").endpoints())
+                    .extracting(Endpoint::address)
+                    .containsExactly("10.0.7.1");
+            assertThat(gray.endpoints()).extracting(Endpoint::address).containsExactly("10.0.7.2");
+            assertThat(prod.sources()).hasSize(1);
+        }
+        try (WatcherHarness h = WatcherHarness.start(
+                zk.address(),
+                "zkServicesPath: [/dubbo, /gray]",
+                "dubboInterfaceHostTemplate: \"{interface}.{root}.dubbo\"")) {
+            h.awaitService("org.demo.rooted.dubbo.dubbo", s -> s.endpoints().size() == 1);
+            h.awaitService("org.demo.rooted.gray.dubbo", s -> s.endpoints().size() == 1);
+        }
+    }
+
+    @Test
     void sameAddressRegisteredTwice_keepsTheNewestRegistration() throws Exception {
         String iface = "org.demo.Restarted";
         dubbo.register(provider("dubbo", "10.0.4.1:20880", iface, "timestamp=1700000000000&weight=10")
