@@ -30,6 +30,7 @@ sealed interface Leaf permits Leaf.DubboProvider, Leaf.Instance, Leaf.Unusable {
      *     one address wins
      * @param endpoint the endpoint, with one port named {@code portName}
      * @param nameHash a 64-bit hash of the znode name: the tie-break of the duplicate rule, stable across restarts
+     * @param params the URL parameters an override rule may read (the bulky per-process ones left out), interned
      */
     record DubboProvider(
             String version,
@@ -39,11 +40,13 @@ sealed interface Leaf permits Leaf.DubboProvider, Leaf.Instance, Leaf.Unusable {
             Protocol protocol,
             long timestamp,
             Endpoint endpoint,
-            long nameHash)
+            long nameHash,
+            Map<String, String> params)
             implements Leaf {
 
         public DubboProvider {
             Objects.requireNonNull(endpoint, "endpoint");
+            Objects.requireNonNull(params, "params");
         }
 
         /** The identity the duplicate rule breaks ties with. */

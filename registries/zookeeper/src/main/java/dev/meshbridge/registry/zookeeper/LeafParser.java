@@ -77,10 +77,25 @@ final class LeafParser {
                     DubboNaming.protocol(url.protocol()),
                     parseLong(params.get("timestamp")),
                     endpoint,
-                    Hash64.of(name));
+                    Hash64.of(name),
+                    ruleParams(params));
         } catch (IllegalArgumentException e) {
             return malformed(path, e.getMessage());
         }
+    }
+
+    /** Parameters too bulky or too per-process for an override rule to test: not kept. */
+    private static final java.util.Set<String> NOT_RULE_PARAMS =
+            java.util.Set.of("methods", "pid", "timestamp", "interface", "anyhost", "generic", "bean.name");
+
+    /** The parameters kept for override rules: compact, keys and values interned (they repeat across providers). */
+    private static Map<String, String> ruleParams(Map<String, String> params) {
+        TreeMap<String, String> kept = new TreeMap<>();
+        params.forEach((k, v) -> {
+            if (!NOT_RULE_PARAMS.contains(k) && !k.startsWith(DubboUrl.DEFAULT_PREFIX))
+                kept.put(k.intern(), v.intern());
+        });
+        return dev.meshbridge.core.util.CompactSortedMap.copyOf(kept);
     }
 
     /** An x-discovery instance znode: curator's {@code ServiceInstance} JSON. */

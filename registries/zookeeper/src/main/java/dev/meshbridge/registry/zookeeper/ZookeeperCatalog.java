@@ -2,6 +2,8 @@ package dev.meshbridge.registry.zookeeper;
 
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.dubbo.DubboNaming;
+import dev.meshbridge.core.dubbo.DubboOverrides;
+import dev.meshbridge.core.dubbo.DubboUrl;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
@@ -53,13 +55,18 @@ import org.apache.zookeeper.Watcher.Event.EventType;
 final class ZookeeperCatalog {
 
     static final String PROVIDERS = "providers";
+    static final String CONFIGURATORS = "configurators";
     static final String MAPPING = "mapping";
+    /** The config center under a root ({@code /dubbo/config}) and its group ({@code dubbo}). */
+    static final String CONFIG = "config";
 
-    /** Dubbo's category nodes under an interface; only {@code providers} is read. */
-    static final Set<String> DUBBO_CATEGORIES = Set.of(PROVIDERS, "consumers", "routers", "configurators");
+    static final String CONFIG_GROUP = "dubbo";
+
+    /** Dubbo's category nodes under an interface; {@code providers} and {@code configurators} are read. */
+    static final Set<String> DUBBO_CATEGORIES = Set.of(PROVIDERS, "consumers", "routers", CONFIGURATORS);
 
     /** Dubbo's nodes under its root that hold no services. */
-    static final Set<String> IGNORED_CHILDREN = Set.of("metadata", "config");
+    static final Set<String> IGNORED_CHILDREN = Set.of("metadata");
 
     /** Layout prefixes of {@link ServiceKey#namespace()}: which kind of service, under which root. */
     static final String DUBBO_NS = "dubbo:";
@@ -71,6 +78,7 @@ final class ZookeeperCatalog {
     private enum Kind {
         SERVICE,
         MAPPING,
+        CONFIG,
         IGNORED
     }
 
@@ -96,6 +104,9 @@ final class ZookeeperCatalog {
         final String name;
         final Kind kind;
         Map<NameKey, Leaf> providers = new HashMap<>();
+        /** Dubbo 2.6 override URLs under {@code configurators}, by znode name (null: not a usable rule). */
+        Map<String, DubboUrl> configurators = Map.of();
+
         final Map<String, Leaf> instances = new HashMap<>();
         final Map<String, List<String>> mappings = new HashMap<>();
         Set<ServiceKey> keys = Set.of();
@@ -118,6 +129,9 @@ final class ZookeeperCatalog {
     private final Set<Child> dirty = new LinkedHashSet<>();
     private final Set<MappingRef> dirtyMappings = new LinkedHashSet<>();
     private final Map<Departure, Long> departing = new LinkedHashMap<>();
+    /** The config center's configurator rules, by root and key ({@code <iface>:<version>:<group>.configurators}). */
+    private final Map<String, Map<String, List<DubboOverrides.Rule>>> configRules = new HashMap<>();
+
     private final long reregistrationNanos;
     private final LongSupplier nanoTime;
 
@@ -172,10 +186,20 @@ final class ZookeeperCatalog {
             for (String iface : names) next.accept(ZnodeRead.readMapping(rootPath, iface));
             return;
         }
+        if (c.kind == Kind.CONFIG) {
+            if (present.contains(CONFIG_GROUP)) next.accept(ZnodeRead.listConfig(rootPath));
+            else configListed(rootPath, List.of(), r -> {});
+            return;
+        }
         if (present.contains(PROVIDERS)) {
             next.accept(ZnodeRead.listProviders(rootPath, name));
         } else {
             providersGone(rootPath, name);
+        }
+        if (present.contains(CONFIGURATORS)) {
+            next.accept(ZnodeRead.listConfigurators(rootPath, name));
+        } else {
+            configuratorsListed(rootPath, name, List.of());
         }
         for (String id : List.copyOf(c.instances.keySet())) {
             if (!present.contains(id)) instanceGone(c, id);
@@ -264,6 +288,149 @@ final class ZookeeperCatalog {
         dirtyMappings.add(ref);
     }
 
+    // ------------------------------------------------------------------ overrides (configurators)
+
+    /** The Dubbo 2.6 override URLs under {@code <root>/<interface>/configurators}; names seen before keep their rule. */
+    void configuratorsListed(String rootPath, String name, List<String> names) {
+        Child c = roots.get(rootPath).children.get(name);
+        if (c == null || c.kind != Kind.SERVICE) return;
+        if (names.isEmpty() && c.configurators.isEmpty()) return;
+        Map<String, DubboUrl> fresh = new HashMap<>();
+        for (String n : names) {
+            fresh.put(n, c.configurators.containsKey(n) ? c.configurators.get(n) : overrideUrl(c, n));
+        }
+        if (!fresh.equals(c.configurators)) {
+            c.configurators = fresh;
+            markDirty(c);
+        }
+    }
+
+    private DubboUrl overrideUrl(Child c, String name) {
+        String path = ZnodeRead.join(c.root.path, c.name) + "/" + CONFIGURATORS + "/" + name;
+        try {
+            DubboUrl url = DubboUrl.parseEncoded(name);
+            if (!url.protocol().equals("empty")) DubboOverrides.fromUrl(url); // refuses what is not a configurator
+            return url;
+        } catch (IllegalArgumentException e) {
+            status.skipped(path, "configurator URL: " + e.getMessage());
+            return null;
+        }
+    }
+
+    /** The children of {@code <root>/config/dubbo}: configurator rules are read, everything else left alone. */
+    void configListed(String rootPath, List<String> names, Consumer<ZnodeRead> next) {
+        Map<String, List<DubboOverrides.Rule>> rules = configRules.get(rootPath);
+        Set<String> present = new HashSet<>(names);
+        if (rules != null) {
+            for (String key : List.copyOf(rules.keySet())) {
+                if (!present.contains(key)) configRead(rootPath, key, null);
+            }
+        }
+        for (String key : names) {
+            if (relevantRule(key)) next.accept(ZnodeRead.readConfig(rootPath, key));
+        }
+    }
+
+    /**
+     * One rule of the config center, or null when it is gone. A rule that cannot be parsed is reported and the rules
+     * known before are kept, as Dubbo's consumer does.
+     */
+    void configRead(String rootPath, String key, byte[] data) {
+        if (!relevantRule(key)) return;
+        Map<String, List<DubboOverrides.Rule>> rules = configRules.computeIfAbsent(rootPath, r -> new HashMap<>());
+        List<DubboOverrides.Rule> parsed;
+        if (data == null || data.length == 0) {
+            parsed = null;
+        } else {
+            try {
+                parsed = List.copyOf(DubboOverrides.parse(new String(data, StandardCharsets.UTF_8)));
+                for (DubboOverrides.Rule r : parsed) {
+                    if (r.unsupported() != null) {
+                        status.skipped(configPath(rootPath, key), "not applied: " + r.unsupported());
+                    }
+                }
+            } catch (IllegalArgumentException | ClassCastException e) {
+                status.skipped(
+                        configPath(rootPath, key),
+                        "configurator rule: " + e.getMessage() + "; keeping the rules before it");
+                return;
+            }
+        }
+        List<DubboOverrides.Rule> old = parsed == null ? rules.remove(key) : rules.put(key, parsed);
+        if (Objects.equals(old, parsed)) return;
+        markRuleUsers(key);
+    }
+
+    /** Marks the interfaces a config-center rule may apply to: all of them for an application rule. */
+    private void markRuleUsers(String key) {
+        String base = key.substring(0, key.length() - DubboOverrides.CONFIGURATORS_SUFFIX.length());
+        int colon = base.indexOf(':');
+        String iface = colon < 0 ? null : base.substring(0, colon);
+        for (Root r : roots.values()) {
+            for (Child c : r.children.values()) {
+                if (c.kind != Kind.SERVICE || c.providers.isEmpty()) continue;
+                if (iface == null || decode(c.name).equals(iface)) markDirty(c);
+            }
+        }
+    }
+
+    /** Service rules ({@code iface:version:group.configurators}), and the consumer application's own. */
+    private boolean relevantRule(String key) {
+        if (!key.endsWith(DubboOverrides.CONFIGURATORS_SUFFIX)) return false;
+        String base = key.substring(0, key.length() - DubboOverrides.CONFIGURATORS_SUFFIX.length());
+        if (base.indexOf(':') > 0) return true;
+        return options.dubboConsumerApplication() != null && base.equals(options.dubboConsumerApplication());
+    }
+
+    private static String configPath(String rootPath, String key) {
+        return ZnodeRead.join(rootPath, CONFIG) + "/" + CONFIG_GROUP + "/" + key;
+    }
+
+    /** The rule lists for one interface's providers, in the order Dubbo's consumer applies them. */
+    private List<List<DubboOverrides.Rule>> rulesFor(Child c, String iface, String version, String group) {
+        List<DubboOverrides.Rule> registry = new ArrayList<>();
+        boolean cleared = false;
+        for (DubboUrl u : c.configurators.values()) {
+            if (u == null) continue;
+            if (u.protocol().equals("empty")) cleared = true;
+            DubboOverrides.Rule r = u.protocol().equals("empty") ? null : DubboOverrides.fromUrl(u);
+            if (r != null) registry.add(r);
+        }
+        if (cleared) registry.clear();
+        List<DubboOverrides.Rule> application = new ArrayList<>();
+        List<DubboOverrides.Rule> service = new ArrayList<>();
+        String appKey = options.dubboConsumerApplication() == null
+                ? null
+                : options.dubboConsumerApplication() + DubboOverrides.CONFIGURATORS_SUFFIX;
+        String serviceKey = DubboOverrides.ruleKey(iface, version, group);
+        for (Map<String, List<DubboOverrides.Rule>> byKey : configRules.values()) {
+            if (appKey != null) application.addAll(byKey.getOrDefault(appKey, List.of()));
+            service.addAll(byKey.getOrDefault(serviceKey, List.of()));
+        }
+        if (registry.isEmpty() && application.isEmpty() && service.isEmpty()) return List.of();
+        return List.of(registry, application, service);
+    }
+
+    /** The provider's endpoint with what the rules say about {@code disabled}, {@code enabled} and {@code weight}. */
+    private Endpoint overridden(
+            Leaf.DubboProvider p, String iface, String version, String group, List<List<DubboOverrides.Rule>> rules) {
+        if (rules.isEmpty()) return p.endpoint();
+        Endpoint e = p.endpoint();
+        DubboOverrides.Provider provider = new DubboOverrides.Provider(
+                e.address(), e.port(p.portName()), DubboOverrides.serviceKey(iface, group, version), p.params());
+        Map<String, String> params = DubboOverrides.apply(provider, options.dubboConsumerApplication(), rules);
+        boolean enabled = DubboNaming.enabled(params);
+        int weight;
+        try {
+            weight = DubboNaming.weight(params);
+        } catch (IllegalArgumentException ex) {
+            status.skipped("override of " + e.address() + ":" + e.port(p.portName()) + " " + iface, ex.getMessage());
+            weight = e.weight();
+        }
+        if (enabled == e.enabled() && weight == e.weight()) return e;
+        return new Endpoint(e.address(), e.ports(), weight, enabled, e.health(), e.labels(), e.locality());
+    }
+
     // ------------------------------------------------------------------ departing instances
 
     /**
@@ -336,6 +503,19 @@ final class ZookeeperCatalog {
         Child c = gone ? root.children.get(name) : child(root, name);
         if (c == null || c.kind == Kind.IGNORED) return;
         String second = parts[1];
+        if (c.kind == Kind.CONFIG) {
+            if (!second.equals(CONFIG_GROUP)) return;
+            if (parts.length == 2) {
+                if (gone) configListed(rootPath, List.of(), r -> {});
+                else if (type == EventType.NodeCreated) next.accept(ZnodeRead.listConfig(rootPath));
+            } else if (parts.length == 3) {
+                if (gone) configRead(rootPath, parts[2], null);
+                else if (type == EventType.NodeCreated || type == EventType.NodeDataChanged) {
+                    if (relevantRule(parts[2])) next.accept(ZnodeRead.readConfig(rootPath, parts[2]));
+                }
+            }
+            return;
+        }
         if (c.kind == Kind.MAPPING) {
             if (parts.length != 2) return;
             if (gone) mappingRead(rootPath, second, null);
@@ -348,6 +528,9 @@ final class ZookeeperCatalog {
                 else if (type == EventType.NodeCreated) {
                     next.accept(ZnodeRead.listProviders(rootPath, name));
                 }
+            } else if (second.equals(CONFIGURATORS)) {
+                if (gone) configuratorsListed(rootPath, name, List.of());
+                else if (type == EventType.NodeCreated) next.accept(ZnodeRead.listConfigurators(rootPath, name));
             } else if (!DUBBO_CATEGORIES.contains(second)) {
                 if (gone) {
                     instanceGone(c, second);
@@ -356,6 +539,23 @@ final class ZookeeperCatalog {
                     c.instances.putIfAbsent(second, Leaf.Unusable.PENDING);
                     next.accept(ZnodeRead.readInstance(rootPath, name, second));
                 }
+            }
+            return;
+        }
+        if (parts.length == 3 && second.equals(CONFIGURATORS) && c.kind == Kind.SERVICE) {
+            String n = parts[2];
+            if (gone) {
+                if (c.configurators.containsKey(n)) {
+                    Map<String, DubboUrl> fresh = new HashMap<>(c.configurators);
+                    fresh.remove(n);
+                    c.configurators = fresh;
+                    markDirty(c);
+                }
+            } else if (type == EventType.NodeCreated && !c.configurators.containsKey(n)) {
+                Map<String, DubboUrl> fresh = new HashMap<>(c.configurators);
+                fresh.put(n, overrideUrl(c, n));
+                c.configurators = fresh;
+                markDirty(c);
             }
             return;
         }
@@ -450,8 +650,10 @@ final class ZookeeperCatalog {
             List<Duplicates.Candidate> candidates = new ArrayList<>(e.getValue().size());
             Map<String, Protocol> protocols = new HashMap<>();
             String application = "";
+            List<List<DubboOverrides.Rule>> rules = rulesFor(c, iface, version, group);
             for (Leaf.DubboProvider p : e.getValue()) {
-                candidates.add(new Duplicates.Candidate(p.endpoint(), p.timestamp(), p.id()));
+                candidates.add(
+                        new Duplicates.Candidate(overridden(p, iface, version, group, rules), p.timestamp(), p.id()));
                 protocols.merge(p.portName(), p.protocol(), (a, b) -> a.compareTo(b) <= 0 ? a : b);
                 if (!p.application().isEmpty()
                         && (application.isEmpty() || p.application().compareTo(application) < 0))
@@ -621,6 +823,7 @@ final class ZookeeperCatalog {
 
     private static Kind kindOf(String name) {
         if (name.equals(MAPPING)) return Kind.MAPPING;
+        if (name.equals(CONFIG)) return Kind.CONFIG;
         if (IGNORED_CHILDREN.contains(name)) return Kind.IGNORED;
         return Kind.SERVICE;
     }
@@ -632,6 +835,11 @@ final class ZookeeperCatalog {
     private void markRemoved(Child c) {
         c.removed = true;
         departing.keySet().removeIf(d -> d.child() == c);
+        if (c.kind == Kind.CONFIG) {
+            Map<String, List<DubboOverrides.Rule>> rules = configRules.remove(c.root.path);
+            if (rules != null) rules.keySet().forEach(this::markRuleUsers);
+            return;
+        }
         if (c.kind == Kind.MAPPING) {
             for (String iface : List.copyOf(c.mappings.keySet())) {
                 List<String> apps = c.mappings.remove(iface);

@@ -262,11 +262,11 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         inFlight++;
         try {
             switch (read.kind()) {
-                case LIST_ROOT, LIST_NODE, LIST_PROVIDERS ->
+                case LIST_ROOT, LIST_NODE, LIST_PROVIDERS, LIST_CONFIGURATORS, LIST_CONFIG ->
                     client.getChildren()
                             .inBackground((cl, event) -> enqueue(() -> onRead(read, ep, event)))
                             .forPath(read.path());
-                case READ_INSTANCE, READ_MAPPING ->
+                case READ_INSTANCE, READ_MAPPING, READ_CONFIG ->
                     client.getData()
                             .inBackground((cl, event) -> enqueue(() -> onRead(read, ep, event)))
                             .forPath(read.path());
@@ -316,6 +316,9 @@ public final class ZookeeperWatcher implements RegistryWatcher {
             }
             case READ_INSTANCE -> catalog.instanceRead(read.root(), read.child(), read.leaf(), gone ? null : bytes);
             case READ_MAPPING -> catalog.mappingRead(read.root(), read.leaf(), gone ? null : bytes);
+            case LIST_CONFIGURATORS -> catalog.configuratorsListed(read.root(), read.child(), gone ? List.of() : names);
+            case LIST_CONFIG -> catalog.configListed(read.root(), gone ? List.of() : names, this::submit);
+            case READ_CONFIG -> catalog.configRead(read.root(), read.leaf(), gone ? null : bytes);
         }
     }
 
