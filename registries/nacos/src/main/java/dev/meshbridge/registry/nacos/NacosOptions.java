@@ -37,6 +37,8 @@ import java.util.function.Function;
  * @param dubboInterfaceTemplate host naming of Dubbo interface-level services ({@code dubboInterfaceHostTemplate})
  * @param dubboApplicationTemplate host naming of Dubbo 3 application-level services
  *     ({@code dubboApplicationHostTemplate})
+ * @param dubboConsumerApplication the Dubbo consumer application the bridge stands for when it applies override rules
+ *     ({@code dubboConsumerApplication}), or null for none
  */
 public record NacosOptions(
         List<String> namespaceIds,
@@ -57,7 +59,8 @@ public record NacosOptions(
         boolean fuzzyWatch,
         HostTemplate hostTemplate,
         HostTemplate dubboInterfaceTemplate,
-        HostTemplate dubboApplicationTemplate) {
+        HostTemplate dubboApplicationTemplate,
+        String dubboConsumerApplication) {
 
     /** Nacos's public namespace: its id on 2.x and 3.x servers. */
     public static final String PUBLIC_NAMESPACE = "public";
@@ -116,7 +119,8 @@ public record NacosOptions(
                 true,
                 HostTemplate.parse(DEFAULT_HOST_TEMPLATE, HOST_VARIABLES),
                 DubboNaming.interfaceTemplate(null),
-                DubboNaming.applicationTemplate(null));
+                DubboNaming.applicationTemplate(null),
+                null);
     }
 
     /**
@@ -214,6 +218,11 @@ public record NacosOptions(
                 entry, "dubboInterfaceHostTemplate", DubboNaming::interfaceTemplate, d.dubboInterfaceTemplate());
         HostTemplate dubboApplication = template(
                 entry, "dubboApplicationHostTemplate", DubboNaming::applicationTemplate, d.dubboApplicationTemplate());
+        String consumerApp = entry.string("dubboConsumerApplication", null);
+        if (consumerApp != null && consumerApp.isBlank()) {
+            entry.problem("dubboConsumerApplication", "must not be empty");
+            consumerApp = null;
+        }
 
         return new NacosOptions(
                 namespaceIds,
@@ -234,7 +243,8 @@ public record NacosOptions(
                 fuzzyWatch,
                 hostTemplate,
                 dubboInterface,
-                dubboApplication);
+                dubboApplication,
+                consumerApp == null ? null : consumerApp.trim());
     }
 
     /** Two secrets that go together: both or neither. */

@@ -4,6 +4,7 @@ import com.alibaba.nacos.api.naming.pojo.Instance;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.dubbo.DubboEndpoints;
 import dev.meshbridge.core.dubbo.DubboNaming;
+import dev.meshbridge.core.dubbo.DubboOverrides;
 import dev.meshbridge.core.dubbo.DubboUrl;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
@@ -55,7 +56,24 @@ final class NacosServiceMapper {
             DubboEndpoints.METADATA_KEY, "dubbo.metadata.", "dubbo.metadata-service.", "dubbo.subscribed-services");
 
     /** What mapping produced: the upsert (null when the service cannot be named), and what was left out. */
-    record Result(ServiceUpsert upsert, List<Skip> skipped, Map<String, List<Labels.Dropped>> droppedLabels) {}
+    /**
+     * @param ruleKey for a Dubbo interface, the config data id of its override rules ({@code
+     *     <iface>:<version>:<group>.configurators}), else null
+     */
+    record Result(
+            ServiceUpsert upsert, List<Skip> skipped, Map<String, List<Labels.Dropped>> droppedLabels, String ruleKey) {
+        Result(ServiceUpsert upsert, List<Skip> skipped, Map<String, List<Labels.Dropped>> droppedLabels) {
+            this(upsert, skipped, droppedLabels, null);
+        }
+    }
+
+    /** The override rules of a Dubbo interface in a namespace, in Dubbo's order (see {@link DubboOverrides#apply}). */
+    @FunctionalInterface
+    interface Rules {
+        Rules NONE = (namespace, ruleKey) -> List.of();
+
+        List<List<DubboOverrides.Rule>> of(String namespace, String ruleKey);
+    }
 
     /** A left-out item and why. */
     record Skip(String item, String reason) {}
@@ -75,6 +93,15 @@ final class NacosServiceMapper {
      * @param instances every instance Nacos gives for it
      */
     Result map(ServiceKey key, List<Instance> instances) {
+        return map(key, instances, Rules.NONE);
+    }
+
+    /**
+     * Maps one service, applying the override rules of Dubbo interfaces.
+     *
+     * @param rules where the override rules come from
+     */
+    Result map(ServiceKey key, List<Instance> instances, Rules rules) {
         List<Skip> skipped = new ArrayList<>();
         Map<String, List<Labels.Dropped>> dropped = new LinkedHashMap<>();
         List<Instance> sorted = new ArrayList<>(instances);
@@ -84,6 +111,7 @@ final class NacosServiceMapper {
         Kind kind = kind(key.name(), sorted);
         String host;
         TreeMap<String, String> serviceLabels = new TreeMap<>();
+        DubboName dubboName = null;
         try {
             host = switch (kind) {
                 case DUBBO_INTERFACE -> {
@@ -92,6 +120,7 @@ final class NacosServiceMapper {
                         name = name.resolve(sorted);
                         sorted = keepMatching(key, name, sorted, skipped);
                     }
+                    dubboName = name;
                     yield dubboInterfaceHost(key, name, sorted, serviceLabels);
                 }
                 case DUBBO_APPLICATION -> {
@@ -113,6 +142,13 @@ final class NacosServiceMapper {
             return new Result(null, skipped, dropped);
         }
 
+        String ruleKey = dubboName == null
+                ? null
+                : DubboOverrides.ruleKey(dubboName.iface(), dubboName.version(), dubboName.group());
+        List<List<DubboOverrides.Rule>> overrides = ruleKey == null ? List.of() : rules.of(key.namespace(), ruleKey);
+        String serviceKey = dubboName == null
+                ? null
+                : DubboOverrides.serviceKey(dubboName.iface(), dubboName.group(), dubboName.version());
         List<Duplicates.Candidate> candidates = new ArrayList<>();
         Map<String, Protocol> protocols = new TreeMap<>();
         for (Instance instance : sorted) {
@@ -120,7 +156,8 @@ final class NacosServiceMapper {
                     + (instance.getClusterName() == null ? "" : "@" + instance.getClusterName());
             try {
                 Endpoint e = switch (kind) {
-                    case DUBBO_INTERFACE -> dubboInterfaceEndpoint(instance, protocols, item, dropped);
+                    case DUBBO_INTERFACE ->
+                        dubboInterfaceEndpoint(instance, protocols, item, dropped, serviceKey, overrides);
                     case DUBBO_APPLICATION -> dubboApplicationEndpoint(instance, protocols, item, dropped);
                     case PLAIN -> plainEndpoint(instance, protocols, item, dropped);
                 };
@@ -140,7 +177,10 @@ final class NacosServiceMapper {
             e.ports().forEach((name, number) -> ports.add(name, protocols.get(name), number));
         }
         return new Result(
-                new ServiceUpsert(key, host, ports.list(), picked.endpoints(), serviceLabels), skipped, dropped);
+                new ServiceUpsert(key, host, ports.list(), picked.endpoints(), serviceLabels),
+                skipped,
+                dropped,
+                ruleKey);
     }
 
     private enum Kind {
@@ -268,9 +308,26 @@ final class NacosServiceMapper {
     }
 
     private Endpoint dubboInterfaceEndpoint(
-            Instance instance, Map<String, Protocol> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+            Instance instance,
+            Map<String, Protocol> ports,
+            String item,
+            Map<String, List<Labels.Dropped>> dropped,
+            String serviceKey,
+            List<List<DubboOverrides.Rule>> overrides) {
         Map<String, String> params = DubboUrl.withDefaults(metadata(instance));
         int port = checkAddress(instance);
+        if (!overrides.isEmpty()) {
+            Map<String, String> overridden = DubboOverrides.apply(
+                    new DubboOverrides.Provider(instance.getIp(), port, serviceKey, params),
+                    options.dubboConsumerApplication(),
+                    overrides);
+            // the labels stay the provider's own; what the rules change is whether and how much it gets traffic
+            Map<String, String> traffic = new LinkedHashMap<>(params);
+            for (String k : List.of("disabled", "enabled", "weight")) {
+                if (overridden.containsKey(k)) traffic.put(k, overridden.get(k));
+            }
+            params = traffic;
+        }
         String protocol = params.getOrDefault("protocol", Protocol.DUBBO.portName());
         String portName = DubboNaming.portName(protocol);
         // Dubbo's NacosRegistry adds protocol and path to the URL parameters only to rebuild the URL: not labels

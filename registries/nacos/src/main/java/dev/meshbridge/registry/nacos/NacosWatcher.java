@@ -2,6 +2,9 @@ package dev.meshbridge.registry.nacos;
 
 import com.alibaba.nacos.api.PropertyKeyConst;
 import com.alibaba.nacos.api.common.Constants;
+import com.alibaba.nacos.api.config.ConfigFactory;
+import com.alibaba.nacos.api.config.ConfigService;
+import com.alibaba.nacos.api.config.listener.AbstractListener;
 import com.alibaba.nacos.api.exception.NacosException;
 import com.alibaba.nacos.api.exception.runtime.NacosRuntimeException;
 import com.alibaba.nacos.api.naming.CommonParams;
@@ -15,6 +18,7 @@ import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import com.alibaba.nacos.api.naming.pojo.Instance;
 import com.alibaba.nacos.api.naming.pojo.ListView;
 import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.dubbo.DubboOverrides;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistrySynced;
@@ -88,6 +92,8 @@ public final class NacosWatcher implements RegistryWatcher {
     private static final int SUBSCRIBE_THREADS = 4;
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
     private static final String NACOS_DEFAULT_LOGGING = "nacos.logging.default.config.enabled";
+    /** The config group Dubbo's config center on Nacos keeps its rules in. */
+    static final String DUBBO_CONFIG_GROUP = "dubbo";
 
     private final RegistryConfig config;
     private final NacosOptions options;
@@ -110,6 +116,9 @@ public final class NacosWatcher implements RegistryWatcher {
 
     // loop thread only
     private final Map<ServiceKey, Tracked> tracked = new HashMap<>();
+    private final Map<RuleId, RuleWatch> ruleWatches = new HashMap<>();
+    // config clients by namespace (Dubbo's config center): created on the subscribe pool, read by it
+    private final Map<String, ConfigService> configServices = new ConcurrentHashMap<>();
     private final Backoff backoff;
     private boolean needSync = true;
     private boolean authFailing;
@@ -121,6 +130,12 @@ public final class NacosWatcher implements RegistryWatcher {
         final long firstSeenNanos;
         boolean subscribed;
         boolean subscribing;
+        /** The last instance list, mapped again when an override rule of the service changes. */
+        List<Instance> lastInstances;
+        /** The override rules this service (a Dubbo interface) follows: its own, and the consumer application's. */
+        RuleId serviceRules;
+
+        RuleId appRules;
 
         Tracked(ServiceKey key, Subscription subscription, long firstSeenNanos) {
             this.key = key;
@@ -155,6 +170,7 @@ public final class NacosWatcher implements RegistryWatcher {
         kit.start();
         // nacos-client would otherwise install its own logback/log4j2 configuration and write log files
         if (System.getProperty(NACOS_DEFAULT_LOGGING) == null) System.setProperty(NACOS_DEFAULT_LOGGING, "false");
+        ConfigSnapshots.keepOutOfHome();
         try {
             cacheDir = Files.createTempDirectory("meshbridge-nacos-" + registry + "-");
         } catch (IOException e) {
@@ -184,6 +200,14 @@ public final class NacosWatcher implements RegistryWatcher {
             Thread.currentThread().interrupt();
         }
         for (Map.Entry<String, NamingService> c : clients.entrySet()) shutDown(c.getKey(), c.getValue());
+        for (ConfigService c : configServices.values()) {
+            try {
+                c.shutDown();
+            } catch (NacosException | RuntimeException e) {
+                log.debug("registry={} config client shutdown failed", registry, e);
+            }
+        }
+        configServices.clear();
         clients.clear();
         http.close();
         deleteCacheDir();
@@ -341,12 +365,14 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     private void apply(Tracked t, List<Instance> instances) {
+        t.lastInstances = instances;
         if (instances.isEmpty()) {
             // the shard keeps its host in the aggregator, so an empty-service grace applies to it
             publisher.remove(t.key);
             return;
         }
-        NacosServiceMapper.Result r = mapper.map(t.key, instances);
+        NacosServiceMapper.Result r = mapper.map(t.key, instances, this::rules);
+        if (r.ruleKey() != null) watchRules(t, r.ruleKey());
         for (NacosServiceMapper.Skip s : r.skipped()) status.skipped(s.item(), s.reason());
         r.droppedLabels().forEach(status::droppedLabels);
         ServiceUpsert u = r.upsert();
@@ -354,8 +380,172 @@ public final class NacosWatcher implements RegistryWatcher {
         else publisher.upsert(u);
     }
 
+    // ---------------------------------------------------------------- Dubbo override rules (config center)
+
+    /**
+     * nacos-client's config client keeps snapshots under one process-wide path read once from the system property
+     * {@code JM.SNAPSHOT.PATH} (default {@code ~/nacos/config}): unless the user set it, it points into one temporary
+     * directory of this process.
+     */
+    private static final class ConfigSnapshots {
+        private static final String PROPERTY = "JM.SNAPSHOT.PATH";
+
+        static synchronized void keepOutOfHome() {
+            if (System.getProperty(PROPERTY) != null) return;
+            try {
+                Path dir = Files.createTempDirectory("meshbridge-nacos-config-");
+                dir.toFile().deleteOnExit();
+                System.setProperty(PROPERTY, dir.toString());
+            } catch (IOException e) {
+                log.warn("cannot create a temporary directory for nacos-client's config snapshots: {}", e.toString());
+            }
+        }
+    }
+
+    /** One config data id in one namespace. */
+    private record RuleId(String namespace, String dataId) {}
+
+    /** The rules of one data id and the services that follow them; nacos-client calls it on a change. */
+    private final class RuleWatch extends AbstractListener {
+        final RuleId id;
+        final Set<ServiceKey> users = new HashSet<>();
+        List<DubboOverrides.Rule> rules = List.of();
+        volatile boolean removed;
+
+        RuleWatch(RuleId id) {
+            this.id = id;
+        }
+
+        @Override
+        public void receiveConfigInfo(String content) {
+            post(() -> onRules(this, content));
+        }
+    }
+
+    /** The rule lists of a Dubbo interface in Dubbo's order: registry (none in Nacos), application, service. */
+    private List<List<DubboOverrides.Rule>> rules(String namespace, String ruleKey) {
+        List<DubboOverrides.Rule> app = List.of();
+        if (options.dubboConsumerApplication() != null) {
+            RuleWatch w = ruleWatches.get(
+                    new RuleId(namespace, options.dubboConsumerApplication() + DubboOverrides.CONFIGURATORS_SUFFIX));
+            if (w != null) app = w.rules;
+        }
+        RuleWatch w = ruleWatches.get(new RuleId(namespace, ruleKey));
+        List<DubboOverrides.Rule> service = w == null ? List.of() : w.rules;
+        if (app.isEmpty() && service.isEmpty()) return List.of();
+        return List.of(List.of(), app, service);
+    }
+
+    /** Makes sure the service follows the rules of its data id (and the consumer application's). */
+    private void watchRules(Tracked t, String ruleKey) {
+        RuleId service = new RuleId(t.key.namespace(), ruleKey);
+        if (!service.equals(t.serviceRules)) {
+            unwatch(t.serviceRules, t.key);
+            ruleWatch(service).users.add(t.key);
+            t.serviceRules = service;
+        }
+        if (options.dubboConsumerApplication() != null && t.appRules == null) {
+            RuleId app = new RuleId(
+                    t.key.namespace(), options.dubboConsumerApplication() + DubboOverrides.CONFIGURATORS_SUFFIX);
+            ruleWatch(app).users.add(t.key);
+            t.appRules = app;
+        }
+    }
+
+    private RuleWatch ruleWatch(RuleId id) {
+        RuleWatch existing = ruleWatches.get(id);
+        if (existing != null) return existing;
+        RuleWatch w = new RuleWatch(id);
+        ruleWatches.put(id, w);
+        try {
+            subscribePool.execute(() -> {
+                try {
+                    String content = configService(id.namespace())
+                            .getConfigAndSignListener(
+                                    id.dataId(),
+                                    DUBBO_CONFIG_GROUP,
+                                    options.timeout().toMillis(),
+                                    w);
+                    post(() -> onRules(w, content));
+                } catch (NacosException | RuntimeException e) {
+                    post(() -> status.error(
+                            "cannot read Dubbo override rules " + id.dataId() + " in namespace " + id.namespace() + ": "
+                                    + reason(e),
+                            null));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+        return w;
+    }
+
+    private void unwatch(RuleId id, ServiceKey user) {
+        if (id == null) return;
+        RuleWatch w = ruleWatches.get(id);
+        if (w == null || !w.users.remove(user) || !w.users.isEmpty()) return;
+        ruleWatches.remove(id);
+        w.removed = true;
+        ConfigService cs = configServices.get(id.namespace());
+        if (cs == null) return;
+        try {
+            subscribePool.execute(() -> cs.removeListener(id.dataId(), DUBBO_CONFIG_GROUP, w));
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    /**
+     * New content of a rule data id: the services that follow it are mapped again. Content that cannot be parsed is
+     * reported and the rules known before are kept, as Dubbo's consumer does.
+     */
+    private void onRules(RuleWatch w, String content) {
+        if (closed() || w.removed) return;
+        List<DubboOverrides.Rule> rules;
+        try {
+            rules = content == null || content.isBlank() ? List.of() : List.copyOf(DubboOverrides.parse(content));
+        } catch (IllegalArgumentException | ClassCastException e) {
+            status.skipped(
+                    "config " + w.id.namespace() + "/" + DUBBO_CONFIG_GROUP + "/" + w.id.dataId(),
+                    "Dubbo override rule: " + e.getMessage() + "; keeping the rules before it");
+            return;
+        }
+        for (DubboOverrides.Rule r : rules) {
+            if (r.unsupported() != null) {
+                status.skipped(
+                        "config " + w.id.namespace() + "/" + DUBBO_CONFIG_GROUP + "/" + w.id.dataId(),
+                        "not applied: " + r.unsupported());
+            }
+        }
+        if (rules.equals(w.rules)) return;
+        w.rules = rules;
+        for (ServiceKey k : List.copyOf(w.users)) {
+            Tracked t = tracked.get(k);
+            if (t != null && t.lastInstances != null) apply(t, t.lastInstances);
+        }
+    }
+
+    private ConfigService configService(String namespace) throws NacosException {
+        ConfigService existing = configServices.get(namespace);
+        if (existing != null) return existing;
+        ConfigService created = ConfigFactory.createConfigService(clientProperties(namespace));
+        ConfigService raced = configServices.putIfAbsent(namespace, created);
+        if (raced != null) {
+            created.shutDown();
+            return raced;
+        }
+        if (kit.lifecycle().isClosed()) {
+            configServices.remove(namespace);
+            created.shutDown();
+            throw new NacosException(NacosException.CLIENT_DISCONNECT, "watcher closed");
+        }
+        return created;
+    }
+
     private void untrack(Tracked t) {
         tracked.remove(t.key);
+        unwatch(t.serviceRules, t.key);
+        unwatch(t.appRules, t.key);
         publisher.remove(t.key);
         if (!t.subscribing) unsubscribe(t); // one in flight is undone when it completes
     }

@@ -410,6 +410,70 @@ abstract class NacosScenarios {
     }
 
     @Test
+    void dubboOverrideRules_inTheConfigCenter_disableAndReweighProviders_asDubbosConsumerApplies() throws Exception {
+        String iface = "org.gov" + id.replace("-", "") + ".Greeter";
+        NamingService app = registrant("public");
+        String base = "?interface=" + iface + "&version=1.0.0&application=greeter-app&side=provider";
+        List<Instance> providers = new ArrayList<>();
+        for (String ip : List.of("10.21.0.1", "10.21.0.2", "10.21.0.3")) {
+            providers.add(dubboInterfaceInstance("dubbo://" + ip + ":20880/" + iface + base));
+        }
+        app.batchRegisterInstance("providers:" + iface + ":1.0.0:", "DEFAULT_GROUP", providers);
+        watch("nacosRefreshInterval: 200ms");
+        String host = iface.toLowerCase() + ".v-1-0-0.dubbo";
+        catalog.awaitService(host, s -> s.routableEndpoints().size() == 3);
+
+        com.alibaba.nacos.api.config.ConfigService config = NacosTestSupport.configClient(server().address(), "public");
+        closeAfterTest(config::shutDown);
+        String dataId = iface + ":1.0.0:.configurators";
+        String rule = """
+                configVersion: v2.7
+                scope: service
+                key: %s:1.0.0
+                enabled: true
+                configs:
+                - side: consumer
+                  addresses: [0.0.0.0]
+                  providerAddresses: ["10.21.0.2:20880"]
+                  parameters:
+                    disabled: true
+                - side: consumer
+                  addresses: [0.0.0.0]
+                  providerAddresses: ["10.21.0.3"]
+                  parameters:
+                    weight: 250
+                """.formatted(iface);
+        assertThat(config.publishConfig(dataId, "dubbo", rule)).isTrue();
+
+        MeshService governed =
+                catalog.awaitService(host, s -> s.routableEndpoints().size() == 2);
+        assertThat(governed.routableEndpoints())
+                .extracting(e -> e.address() + "=" + e.weight())
+                .containsExactly("10.21.0.1=100", "10.21.0.3=250");
+
+        assertThat(config.removeConfig(dataId, "dubbo")).isTrue();
+        catalog.awaitService(
+                host,
+                s -> s.routableEndpoints().size() == 3 && s.endpoints().stream().allMatch(e -> e.weight() == 100));
+    }
+
+    @Test
+    void instanceRegisteredUnderAHostName_getsTrafficAtItsAddress() throws Exception {
+        String svc = "named-" + id;
+        NamingService app = registrant("public");
+        app.batchRegisterInstance(
+                svc,
+                "DEFAULT_GROUP",
+                List.of(springCloudInstance("localhost", 8080), springCloudInstance("10.22.0.1", 8080)));
+        watch("nacosRefreshInterval: 200ms");
+
+        MeshService s = catalog.awaitService(
+                host(svc, "DEFAULT_GROUP", "public"), x -> x.endpoints().size() == 2);
+        assertThat(addresses(s)).containsExactly("10.22.0.1", "127.0.0.1");
+        assertThat(s.routableEndpoints()).hasSize(2);
+    }
+
+    @Test
     void dubboInterface_getsTheSameHostAsInZookeeper_andConsumersAreIgnored() throws Exception {
         String iface = "org.demo" + id.replace("-", "") + ".Greeter";
         String provider = "dubbo://10.11.0.1:20880/" + iface + "?interface=" + iface
