@@ -30,7 +30,12 @@ public final class Duplicates {
     public record Candidate(Endpoint endpoint, long updatedAt, String id) {}
 
     /** A candidate left out, and the one kept in its place. */
-    public record Dropped(Candidate dropped, Candidate kept) {}
+    public record Dropped(Candidate dropped, Candidate kept) {
+        /** Why it was left out, for the report on the dropped instance. */
+        public String reason() {
+            return "same address and ports as instance " + kept.id() + ", which is kept";
+        }
+    }
 
     /** The result: the endpoints kept, sorted, and what was left out. */
     public record Result(List<Endpoint> endpoints, List<Dropped> dropped) {}

@@ -1,12 +1,14 @@
 package dev.meshbridge.core.watch;
 
 import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServicePort;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * The one rule for a service's ports, from the ports its endpoints serve. Per port name:
@@ -36,6 +38,15 @@ public final class ServicePorts {
         protocols.merge(name, p, (a, b) -> a.compareTo(b) <= 0 ? a : b);
         lowest.merge(name, endpointPort, Math::min);
         return this;
+    }
+
+    /** The service ports of these endpoints, each port name's protocol given by {@code protocolOf}. */
+    public static List<ServicePort> of(
+            RegistryConfig config, List<Endpoint> endpoints, Function<String, Protocol> protocolOf) {
+        ServicePorts ports = new ServicePorts(config);
+        for (Endpoint e : endpoints)
+            e.ports().forEach((name, number) -> ports.add(name, protocolOf.apply(name), number));
+        return ports.list();
     }
 
     /** The service ports, sorted by name. */

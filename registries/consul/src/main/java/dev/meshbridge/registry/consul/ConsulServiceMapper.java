@@ -140,16 +140,9 @@ final class ConsulServiceMapper {
             protocols.merge(portName, protocol, (a, b) -> a.compareTo(b) <= 0 ? a : b);
         }
         Duplicates.Result picked = Duplicates.pick(candidates);
-        for (Duplicates.Dropped d : picked.dropped()) {
-            status.skipped(
-                    d.dropped().id(),
-                    "same address and port as instance " + d.kept().id() + ", which is kept");
-        }
-        ServicePorts ports = new ServicePorts(config);
-        for (Endpoint e : picked.endpoints()) {
-            e.ports().forEach((name, number) -> ports.add(name, protocols.get(name), number));
-        }
-        return new ServiceUpsert(key, host, ports.list(), picked.endpoints());
+        for (Duplicates.Dropped d : picked.dropped()) status.skipped(d.dropped().id(), d.reason());
+        return new ServiceUpsert(
+                key, host, ServicePorts.of(config, picked.endpoints(), protocols::get), picked.endpoints());
     }
 
     private Protocol protocol(ServiceKey key, Service s, Map<String, String> meta) {

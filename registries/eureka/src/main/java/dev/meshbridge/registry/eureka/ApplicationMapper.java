@@ -10,6 +10,7 @@ import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.Locality;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.ServiceUpsert;
@@ -94,18 +95,10 @@ final class ApplicationMapper {
             if (endpoint != null) candidates.add(new Duplicates.Candidate(endpoint, updatedAt(instance), item));
         }
         Duplicates.Result picked = Duplicates.pick(candidates);
-        for (Duplicates.Dropped d : picked.dropped()) {
-            status.skipped(
-                    d.dropped().id(),
-                    "same address and ports as instance " + d.kept().id() + ", which is kept");
-        }
-        ServicePorts ports = new ServicePorts(config);
-        for (Endpoint e : picked.endpoints()) {
-            e.ports()
-                    .forEach((name, number) ->
-                            ports.add(name, name.equals(HTTPS) ? Protocol.HTTPS : Protocol.HTTP, number));
-        }
-        return new ServiceUpsert(key(app), host, ports.list(), picked.endpoints());
+        for (Duplicates.Dropped d : picked.dropped()) status.skipped(d.dropped().id(), d.reason());
+        List<ServicePort> ports = ServicePorts.of(
+                config, picked.endpoints(), name -> name.equals(HTTPS) ? Protocol.HTTPS : Protocol.HTTP);
+        return new ServiceUpsert(key(app), host, ports, picked.endpoints());
     }
 
     private static long updatedAt(InstanceInfo instance) {

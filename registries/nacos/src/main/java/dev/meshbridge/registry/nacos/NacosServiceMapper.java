@@ -10,6 +10,7 @@ import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.watch.Duplicates;
@@ -167,20 +168,11 @@ final class NacosServiceMapper {
             }
         }
         Duplicates.Result picked = Duplicates.pick(candidates);
-        for (Duplicates.Dropped d : picked.dropped()) {
-            skipped.add(new Skip(
-                    d.dropped().id(),
-                    "same address and ports as instance " + d.kept().id() + ", which is kept"));
-        }
-        ServicePorts ports = new ServicePorts(config);
-        for (Endpoint e : picked.endpoints()) {
-            e.ports().forEach((name, number) -> ports.add(name, protocols.get(name), number));
-        }
+        for (Duplicates.Dropped d : picked.dropped())
+            skipped.add(new Skip(d.dropped().id(), d.reason()));
+        List<ServicePort> ports = ServicePorts.of(config, picked.endpoints(), protocols::get);
         return new Result(
-                new ServiceUpsert(key, host, ports.list(), picked.endpoints(), serviceLabels),
-                skipped,
-                dropped,
-                ruleKey);
+                new ServiceUpsert(key, host, ports, picked.endpoints(), serviceLabels), skipped, dropped, ruleKey);
     }
 
     private enum Kind {

@@ -7,6 +7,7 @@ import dev.meshbridge.core.dubbo.DubboUrl;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.HostTemplate;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.spi.RegistryStatus;
@@ -660,9 +661,7 @@ final class ZookeeperCatalog {
                     application = p.application();
             }
             List<Endpoint> endpoints = Duplicates.pick(candidates).endpoints();
-            ServicePorts ports = new ServicePorts(config);
-            for (Endpoint ep : endpoints)
-                ep.ports().forEach((name, port) -> ports.add(name, protocols.get(name), port));
+            List<ServicePort> ports = ServicePorts.of(config, endpoints, protocols::get);
             String host;
             try {
                 if (!hasAlphanumeric(iface)) throw new IllegalArgumentException("interface name gives no host");
@@ -682,7 +681,7 @@ final class ZookeeperCatalog {
             labels.put("dubbo.interface", iface);
             if (!version.isEmpty()) labels.put("dubbo.version", version);
             if (!group.isEmpty()) labels.put("dubbo.group", group);
-            out.put(key, new ServiceUpsert(key, host, ports.list(), endpoints, serviceLabels(key, labels)));
+            out.put(key, new ServiceUpsert(key, host, ports, endpoints, serviceLabels(key, labels)));
         }
     }
 
@@ -794,8 +793,7 @@ final class ZookeeperCatalog {
             i.protocols().forEach((name, p) -> protocols.merge(name, p, (a, b) -> a.compareTo(b) <= 0 ? a : b));
         }
         List<Endpoint> endpoints = Duplicates.pick(candidates).endpoints();
-        ServicePorts ports = new ServicePorts(config);
-        for (Endpoint ep : endpoints) ep.ports().forEach((name, port) -> ports.add(name, protocols.get(name), port));
+        List<ServicePort> ports = ServicePorts.of(config, endpoints, protocols::get);
         String host;
         try {
             if (!hasAlphanumeric(key.name())) throw new IllegalArgumentException("name gives no host");
@@ -804,7 +802,7 @@ final class ZookeeperCatalog {
             status.skipped(key.toString(), ex.getMessage());
             return null;
         }
-        return new ServiceUpsert(key, host, ports.list(), endpoints, serviceLabels(key, labels));
+        return new ServiceUpsert(key, host, ports, endpoints, serviceLabels(key, labels));
     }
 
     /** Service-level labels, sanitized; what had to be dropped is reported (once per service and key). */
