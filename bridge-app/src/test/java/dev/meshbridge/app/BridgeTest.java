@@ -16,6 +16,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -116,6 +118,43 @@ class BridgeTest {
             bridge.close();
             bridge = null;
         }
+    }
+
+    @Test
+    void aHostServedByTwoRegistries_showsEveryShardOnTheDebugPage_andIsCounted() throws Exception {
+        start(config("""
+                  - type: fixed
+                    name: zk-old
+                    addresses: [x]
+                    services: [orders, users]
+                  - type: fixed
+                    name: nacos-new
+                    addresses: [x]
+                    ip: 10.0.0.2
+                    services: [orders]
+                """));
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("/ready").statusCode() == 200);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> get("/metrics").body().contains("meshbridge_catalog_shared_hosts 1.0"));
+
+        String shared = get("/debug/catalog?shared=true").body();
+        assertThat(shared)
+                .contains("\"sharedHosts\" : 1")
+                .contains("\"shown\" : 1")
+                .contains("\"host\" : \"orders.fixed\"")
+                .contains("\"registry\" : \"zk-old\"")
+                .contains("\"registry\" : \"nacos-new\"")
+                .doesNotContain("users.fixed");
+        com.fasterxml.jackson.databind.JsonNode orders = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(shared)
+                .path("items")
+                .get(0);
+        List<String> shards = new ArrayList<>();
+        orders.path("shards")
+                .forEach(n -> shards.add(
+                        n.path("registry").asText() + "=" + n.path("endpoints").asInt()));
+        assertThat(shards).containsExactly("nacos-new=1", "zk-old=1");
+        assertThat(orders.path("endpoints").findValuesAsText("address")).containsExactly("10.0.0.1", "10.0.0.2");
     }
 
     @Test

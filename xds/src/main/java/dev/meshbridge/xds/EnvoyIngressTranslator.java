@@ -501,6 +501,7 @@ final class EnvoyIngressTranslator {
                             .setServiceName(
                                     XdsNames.endpoints(c.host(), c.port().number())))
                     .setConnectTimeout(base.connectTimeout())
+                    .setCommonLbConfig(base.commonLbConfig())
                     .setLbSubsetConfig(subsets)
                     .setMetadata(bridgeMetadata(Map.of(
                             "host", c.host(),

@@ -40,6 +40,7 @@ import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import io.envoyproxy.envoy.type.v3.Percent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -103,9 +104,15 @@ public final class EnvoyTranslator {
      * @param grpcListeners whether to make API listeners and routes for proxyless gRPC clients
      * @param lbLabels label keys copied into {@code envoy.lb} metadata on every endpoint; null copies every label. The
      *     keys routes select subsets on are copied on the services they select, whatever this says
+     * @param healthyPanicThreshold every EDS cluster's {@code common_lb_config.healthy_panic_threshold}, in percent:
+     *     below this share of healthy endpoints Envoy balances over all of them, dead ones included. 0 (the default,
+     *     as istiod sets for the same case) turns panic mode off, so traffic only goes to healthy endpoints
      */
-    public record Options(Duration connectTimeout, boolean grpcListeners, Set<String> lbLabels) {
-        public static final Options DEFAULTS = new Options(Duration.ofSeconds(5), true, Set.of());
+    public record Options(
+            Duration connectTimeout, boolean grpcListeners, Set<String> lbLabels, double healthyPanicThreshold) {
+        public static final double DEFAULT_HEALTHY_PANIC_THRESHOLD = 0;
+        public static final Options DEFAULTS =
+                new Options(Duration.ofSeconds(5), true, Set.of(), DEFAULT_HEALTHY_PANIC_THRESHOLD);
 
         public Options {
             Objects.requireNonNull(connectTimeout, "connectTimeout");
@@ -113,6 +120,15 @@ public final class EnvoyTranslator {
                 throw new IllegalArgumentException("connectTimeout must be positive");
             }
             lbLabels = lbLabels == null ? null : Set.copyOf(lbLabels);
+            if (!(healthyPanicThreshold >= 0 && healthyPanicThreshold <= 100)) {
+                throw new IllegalArgumentException(
+                        "healthyPanicThreshold must be in 0..100, got " + healthyPanicThreshold);
+            }
+        }
+
+        /** Options with the default panic threshold (0). */
+        public Options(Duration connectTimeout, boolean grpcListeners, Set<String> lbLabels) {
+            this(connectTimeout, grpcListeners, lbLabels, DEFAULT_HEALTHY_PANIC_THRESHOLD);
         }
     }
 
@@ -120,6 +136,7 @@ public final class EnvoyTranslator {
     private final com.google.protobuf.Duration connectTimeout;
     private final Any routerFilter;
     private final Any http2Options;
+    private final Cluster.CommonLbConfig commonLbConfig;
 
     public EnvoyTranslator(Options options) {
         this.options = Objects.requireNonNull(options, "options");
@@ -135,6 +152,14 @@ public final class EnvoyTranslator {
                                 .setHttp2ProtocolOptions(Http2ProtocolOptions.getDefaultInstance()))
                         .build(),
                 "type.googleapis.com/" + HTTP_PROTOCOL_OPTIONS);
+        this.commonLbConfig = Cluster.CommonLbConfig.newBuilder()
+                .setHealthyPanicThreshold(Percent.newBuilder().setValue(options.healthyPanicThreshold()))
+                .build();
+    }
+
+    /** Every EDS cluster's {@code common_lb_config}: the healthy panic threshold. */
+    Cluster.CommonLbConfig commonLbConfig() {
+        return commonLbConfig;
     }
 
     public EnvoyTranslator() {
@@ -288,6 +313,7 @@ public final class EnvoyTranslator {
                 .setEdsClusterConfig(
                         Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ADS).setServiceName(name))
                 .setConnectTimeout(connectTimeout)
+                .setCommonLbConfig(commonLbConfig)
                 .setMetadata(Metadata.newBuilder()
                         .putFilterMetadata(
                                 BRIDGE_METADATA,

@@ -21,6 +21,8 @@ import java.util.Set;
  * @param maxConnectionAge after this long a client connection is asked to reconnect, which spreads clients over
  *     replicas (0 never)
  * @param ingress the listeners Envoy gets for the Ingress routes
+ * @param healthyPanicThreshold the clusters' {@code common_lb_config.healthy_panic_threshold} in percent (0, the
+ *     default, turns Envoy's panic mode off: traffic never goes to endpoints sent as unhealthy)
  */
 public record XdsOptions(
         String bindAddress,
@@ -30,7 +32,8 @@ public record XdsOptions(
         Set<String> lbMetadataLabels,
         Duration keepaliveTime,
         Duration maxConnectionAge,
-        Ingress ingress) {
+        Ingress ingress,
+        int healthyPanicThreshold) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -42,7 +45,8 @@ public record XdsOptions(
             Set.of(),
             Duration.ofSeconds(30),
             Duration.ZERO,
-            Ingress.DEFAULTS);
+            Ingress.DEFAULTS,
+            0);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -89,6 +93,30 @@ public record XdsOptions(
         Objects.requireNonNull(ingress, "ingress");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
         lbMetadataLabels = lbMetadataLabels == null ? null : Set.copyOf(lbMetadataLabels);
+        if (healthyPanicThreshold < 0 || healthyPanicThreshold > 100)
+            throw new IllegalArgumentException("healthyPanicThreshold must be in 0..100");
+    }
+
+    /** Options with the default panic threshold (0). */
+    public XdsOptions(
+            String bindAddress,
+            int port,
+            Duration connectTimeout,
+            boolean grpcListeners,
+            Set<String> lbMetadataLabels,
+            Duration keepaliveTime,
+            Duration maxConnectionAge,
+            Ingress ingress) {
+        this(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                0);
     }
 
     /** Defaults, on 127.0.0.1 and a free port: for tests and benchmarks. */
@@ -105,12 +133,21 @@ public record XdsOptions(
                 lbMetadataLabels,
                 keepaliveTime,
                 maxConnectionAge,
-                ingress);
+                ingress,
+                healthyPanicThreshold);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
         return new XdsOptions(
-                bindAddress, port, connectTimeout, grpcListeners, labels, keepaliveTime, maxConnectionAge, ingress);
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                labels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -122,12 +159,13 @@ public record XdsOptions(
                 lbMetadataLabels,
                 keepaliveTime,
                 maxConnectionAge,
-                ingress);
+                ingress,
+                healthyPanicThreshold);
     }
 
     /** The translator options these give. */
     public EnvoyTranslator.Options translatorOptions() {
-        return new EnvoyTranslator.Options(connectTimeout, grpcListeners, lbMetadataLabels);
+        return new EnvoyTranslator.Options(connectTimeout, grpcListeners, lbMetadataLabels, healthyPanicThreshold);
     }
 
     private static String parseBindAddress(ConfigNode section, String key, boolean localhost) {
@@ -178,6 +216,7 @@ public record XdsOptions(
             maxAge = Duration.ZERO;
         }
         Ingress ingress = Ingress.parse(section.section("ingress"));
-        return new XdsOptions(bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress);
+        int panic = section.integer("healthyPanicThreshold", 0, 0, 100);
+        return new XdsOptions(bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress, panic);
     }
 }

@@ -71,6 +71,9 @@ class EnvoyTranslatorTest {
         assertThat(c.getEdsClusterConfig().getServiceName()).isEqualTo("outbound|50051||shop.dubbo");
         assertThat(c.getConnectTimeout().getSeconds()).isEqualTo(5);
         assertThat(c.getTypedExtensionProtocolOptionsMap()).containsKey(EnvoyTranslator.HTTP_PROTOCOL_OPTIONS);
+        // panic mode off, as istiod sets it: Envoy never balances over endpoints sent as unhealthy
+        assertThat(c.getCommonLbConfig().hasHealthyPanicThreshold()).isTrue();
+        assertThat(c.getCommonLbConfig().getHealthyPanicThreshold().getValue()).isZero();
         Cluster proxyless = cluster(r, "grpc|50051||shop.dubbo");
         assertThat(proxyless.getEdsClusterConfig().getServiceName()).isEqualTo("grpc|50051||shop.dubbo");
         assertThat(proxyless.getLbPolicy()).isEqualTo(Cluster.LbPolicy.ROUND_ROBIN);
@@ -508,6 +511,15 @@ class EnvoyTranslatorTest {
                 .filter(x -> x.name().equals(name))
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no " + type + " " + name + " in " + r.resources()));
+    }
+
+    @Test
+    void healthyPanicThreshold_isTheConfiguredPercentOnEveryCluster() throws Exception {
+        MeshService s = upsert(Upserts.springCloud(
+                "orders", List.of(Upserts.springInstance("10.0.0.1", 8080).build())));
+        EnvoyTranslator t = new EnvoyTranslator(new EnvoyTranslator.Options(Duration.ofSeconds(5), true, Set.of(), 50));
+        Cluster c = cluster(t.translate(s), "outbound|80||orders.zookeeper");
+        assertThat(c.getCommonLbConfig().getHealthyPanicThreshold().getValue()).isEqualTo(50.0);
     }
 
     static Cluster cluster(ServiceResources r, String name) throws InvalidProtocolBufferException {

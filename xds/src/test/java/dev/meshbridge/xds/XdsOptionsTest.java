@@ -45,6 +45,7 @@ class XdsOptionsTest {
                   lbMetadataLabels: [version, zone]
                   keepaliveTime: 1m
                   maxConnectionAge: 30m
+                  healthyPanicThreshold: 25
                 """);
 
         assertThat(o.bindAddress()).isEqualTo("127.0.0.1");
@@ -55,6 +56,9 @@ class XdsOptionsTest {
         assertThat(o.keepaliveTime()).isEqualTo(Duration.ofMinutes(1));
         assertThat(o.maxConnectionAge()).isEqualTo(Duration.ofMinutes(30));
         assertThat(o.translatorOptions().lbLabels()).isEqualTo(Set.of("version", "zone"));
+        assertThat(o.translatorOptions().healthyPanicThreshold()).isEqualTo(25.0);
+        assertThat(XdsOptions.DEFAULTS.translatorOptions().healthyPanicThreshold())
+                .isZero();
     }
 
     @Test
@@ -74,6 +78,7 @@ class XdsOptionsTest {
                           maxConnectionAge: soon
                           lbMetadataLabels: ["bad key!"]
                           keepaliveTim: 10s
+                          healthyPanicThreshold: 150
                         """))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("bridge.yaml:2:16: xds.bindAddress: expected an IP address")
@@ -81,7 +86,8 @@ class XdsOptionsTest {
                 .hasMessageContaining("xds.connectTimeout: must be positive")
                 .hasMessageContaining("xds.maxConnectionAge: expected a duration")
                 .hasMessageContaining("xds.lbMetadataLabels: 'bad key!' is not a valid label key")
-                .hasMessageContaining("xds.keepaliveTim: unknown field; did you mean 'keepaliveTime'?");
+                .hasMessageContaining("xds.keepaliveTim: unknown field; did you mean 'keepaliveTime'?")
+                .hasMessageContaining("xds.healthyPanicThreshold: expected an integer in 0..100, got 150");
     }
 
     @Test

@@ -37,6 +37,10 @@ public final class BridgeMetrics {
                         a -> a.current().endpointCount())
                 .description("Endpoints in the catalog, routable or not")
                 .register(registry);
+        Gauge.builder("meshbridge.catalog.shared.hosts", aggregator, ServiceAggregator::sharedHostCount)
+                .description("Hosts whose endpoints come from more than one registry service (shards of different"
+                        + " registries or environments meeting in one host; see /debug/catalog?shared=true)")
+                .register(registry);
         FunctionCounter.builder("meshbridge.catalog.snapshots", aggregator, ServiceAggregator::snapshotsPublished)
                 .description("Catalog snapshots published")
                 .register(registry);

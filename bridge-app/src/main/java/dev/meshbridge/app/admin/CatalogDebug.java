@@ -13,13 +13,22 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * {@code /debug/catalog}: the catalog as the servers see it. Filters: {@code registry} (services with a shard from that
- * registry), {@code service} (host or registry-native name contains the text), {@code host} (exact host).
+ * {@code /debug/catalog}: the catalog as the servers see it. Each service lists every registry service (shard) its
+ * endpoints come from, with how many each gives, so a host where two registries or environments meet shows both.
+ * Filters: {@code registry} (services with a shard from that registry), {@code service} (host or registry-native name
+ * contains the text), {@code host} (exact host), {@code shared=true} (only hosts served by more than one shard).
  */
 public final class CatalogDebug implements DebugSource {
 
     /** The page. */
-    public record Page(String version, long sequence, int services, long endpoints, int shown, List<Service> items) {}
+    public record Page(
+            String version,
+            long sequence,
+            int services,
+            long endpoints,
+            int sharedHosts,
+            int shown,
+            List<Service> items) {}
 
     /** One service. */
     public record Service(
@@ -27,9 +36,13 @@ public final class CatalogDebug implements DebugSource {
             String version,
             List<ServicePort> ports,
             List<ServiceKey> sources,
+            List<Shard> shards,
             Map<String, String> labels,
             int routable,
             List<EndpointView> endpoints) {}
+
+    /** One registry service a host's endpoints come from: which registry, its identity there, how many endpoints. */
+    public record Shard(String registry, String type, ServiceKey source, int endpoints) {}
 
     /** One endpoint, with its traffic state spelled out. */
     public record EndpointView(
@@ -64,6 +77,8 @@ public final class CatalogDebug implements DebugSource {
         String registry = query.get("registry");
         String service = query.getOrDefault("service", "").toLowerCase(Locale.ROOT);
         String host = query.get("host");
+        boolean sharedOnly = "true".equalsIgnoreCase(query.get("shared"));
+        Map<String, List<ServiceAggregator.SourceShard>> shared = aggregator.sharedHosts();
         List<Service> items = new ArrayList<>();
         Iterable<MeshService> candidates = host != null
                 ? (snap.service(host) == null ? List.of() : List.of(snap.service(host)))
@@ -75,13 +90,34 @@ public final class CatalogDebug implements DebugSource {
                     && !s.host().contains(service)
                     && s.sources().stream()
                             .noneMatch(k -> k.name().toLowerCase(Locale.ROOT).contains(service))) continue;
-            items.add(view(s));
+            if (sharedOnly && s.sources().size() < 2) continue;
+            items.add(view(s, shared.get(s.host())));
         }
         return new Page(
-                snap.version(), snap.sequence(), snap.serviceCount(), snap.endpointCount(), items.size(), items);
+                snap.version(),
+                snap.sequence(),
+                snap.serviceCount(),
+                snap.endpointCount(),
+                shared.size(),
+                items.size(),
+                items);
     }
 
-    private static Service view(MeshService s) {
+    private static Service view(MeshService s, List<ServiceAggregator.SourceShard> shared) {
+        List<Shard> shards = new ArrayList<>();
+        if (shared != null && s.sources().size() > 1) {
+            for (ServiceAggregator.SourceShard sh : shared) {
+                shards.add(new Shard(sh.source().registry(), sh.source().registryType(), sh.source(), sh.endpoints()));
+            }
+        } else {
+            for (ServiceKey k : s.sources()) {
+                shards.add(new Shard(
+                        k.registry(),
+                        k.registryType(),
+                        k,
+                        s.sources().size() == 1 ? s.endpoints().size() : -1));
+            }
+        }
         List<EndpointView> eps = new ArrayList<>();
         for (Endpoint e : s.endpoints()) {
             eps.add(new EndpointView(
@@ -99,6 +135,7 @@ public final class CatalogDebug implements DebugSource {
                 s.version(),
                 s.ports(),
                 List.copyOf(s.sources()),
+                shards,
                 s.labels(),
                 s.routableEndpoints().size(),
                 eps);

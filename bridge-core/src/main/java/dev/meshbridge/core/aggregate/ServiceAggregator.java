@@ -12,6 +12,7 @@ import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistrySynced;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.watch.Duplicates;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -48,7 +49,8 @@ import org.slf4j.LoggerFactory;
  *       endpoint list, and an upsert equal to the current shard changes nothing (a resync after a reconnect therefore
  *       publishes only real differences);
  *   <li>conflict policy: several shards that map to the same host are merged into one service: the union of their
- *       endpoints (an endpoint with the same address and ports in two shards is kept once, from the lower shard),
+ *       endpoints (an endpoint with the same address and ports in two shards is kept once: the one that may get
+ *       traffic, else the lower shard's, as {@link Duplicates} decides within a registry),
  *       ports merged by name (on a disagreement the lower shard's port wins and the conflict is logged);
  *   <li>changes are coalesced: a snapshot is published when no event arrived for the quiet period, or when the oldest
  *       unpublished change reaches the maximum delay, whichever comes first;
@@ -81,6 +83,14 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     /** Services and endpoints currently in the catalog from one registry. */
     public record RegistryCounts(int services, long endpoints) {}
 
+    /**
+     * One registry service (shard) of a host served by several, as published.
+     *
+     * @param source the shard
+     * @param endpoints how many endpoints it gives (before the merge keeps an address given twice once)
+     */
+    public record SourceShard(ServiceKey source, int endpoints) {}
+
     private record Shard(
             ServiceKey key,
             String host,
@@ -105,6 +115,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private final AtomicLong eventsReceived = new AtomicLong();
     private final AtomicLong snapshotsPublished = new AtomicLong();
     private final Map<String, RegistryCounts> countsView = new ConcurrentHashMap<>();
+    private final Map<String, List<SourceShard>> sharedView = new ConcurrentHashMap<>();
 
     // --- state owned by the executor thread ---
     private final Map<ServiceKey, Shard> shards = new HashMap<>();
@@ -217,6 +228,20 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     /** Services and endpoints per registry, as last applied (not waiting for the next publish). */
     public Map<String, RegistryCounts> registryCounts() {
         return Map.copyOf(countsView);
+    }
+
+    /**
+     * The hosts of the latest snapshot whose endpoints come from more than one registry service (for example the same
+     * Dubbo interface in ZooKeeper and in Nacos during a migration, or two namespaces a template names alike), with
+     * every shard. Thread-safe.
+     */
+    public Map<String, List<SourceShard>> sharedHosts() {
+        return Map.copyOf(sharedView);
+    }
+
+    /** How many hosts are served by more than one registry service. */
+    public int sharedHostCount() {
+        return sharedView.size();
     }
 
     public long eventsReceived() {
@@ -386,6 +411,8 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         for (String host : dirtyHosts) {
             MeshService old = map.get(host);
             TreeSet<ServiceKey> keys = keysByHost.get(host);
+            if (keys == null || keys.size() < 2) sharedView.remove(host);
+            else sharedView.put(host, shardsOf(keys));
             if (keys == null || keys.isEmpty()) {
                 if (old != null) {
                     map = map.minus(host);
@@ -417,6 +444,13 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         snapshotsPublished.incrementAndGet();
         if (log.isDebugEnabled()) log.debug("published {} changed={} removed={}", next, changedHosts, removedHosts);
         for (SnapshotListener l : listeners) notifyOne(l, next);
+    }
+
+    private List<SourceShard> shardsOf(TreeSet<ServiceKey> keys) {
+        List<SourceShard> out = new ArrayList<>(keys.size());
+        for (ServiceKey k : keys)
+            out.add(new SourceShard(k, shards.get(k).endpoints().size()));
+        return List.copyOf(out);
     }
 
     private static void notifyOne(SnapshotListener l, MeshSnapshot s) {
@@ -458,9 +492,12 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
                 }
             }
             for (Endpoint e : s.endpoints()) {
-                String id = e.address() + e.ports();
-                if (endpoints.putIfAbsent(id, e) != null) {
-                    conflict(host, "endpoint " + id + " is in several registries; keeping it once, from the first");
+                String id = Duplicates.identity(e);
+                Endpoint kept = endpoints.putIfAbsent(id, e);
+                if (kept != null) {
+                    // the duplicate rule every watcher uses: one that may get traffic beats one that may not
+                    if (!Duplicates.serving(kept) && Duplicates.serving(e)) endpoints.put(id, e);
+                    conflict(host, "endpoint " + id + " is in several registries; keeping it once");
                 }
             }
             s.labels().forEach(labels::putIfAbsent);

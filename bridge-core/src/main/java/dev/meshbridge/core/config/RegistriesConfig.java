@@ -24,6 +24,8 @@ import java.util.TreeSet;
  *       (default 60s) for {@code keep};
  *   <li>{@code syncTimeout} (default 30s): how long {@code /ready} waits for the first sync;
  *   <li>{@code servicePorts}: virtual port per port name, e.g. {@code {http: 8080}};
+ *   <li>{@code nonIpAddress} ({@code resolve}, the default, or {@code skip}) and {@code hostNameRefresh} (default
+ *       30s): instances registered under a host name (see {@link HostNamePolicy});
  *   <li>everything else is the type's own options, parsed by its provider.
  * </ul>
  */
@@ -106,6 +108,7 @@ public final class RegistriesConfig {
                 servicePorts.put(portName, sp.integer(portName, 0, 1, 65535));
             }
         });
+        HostNamePolicy hostNames = HostNamePolicy.parse(entry);
         if (provider == null || name == null) {
             entry.accept(entry.keys().toArray(String[]::new)); // unknown type: its options cannot be checked
             return null;
@@ -116,6 +119,13 @@ public final class RegistriesConfig {
         if (options == null)
             throw new IllegalStateException(provider.getClass().getName() + ".parseOptions returned null");
         return new RegistryConfig(
-                type, name, addresses, new EmptyServicePolicy(mode, grace), syncTimeout, servicePorts, options);
+                type,
+                name,
+                addresses,
+                new EmptyServicePolicy(mode, grace),
+                syncTimeout,
+                servicePorts,
+                options,
+                hostNames);
     }
 }

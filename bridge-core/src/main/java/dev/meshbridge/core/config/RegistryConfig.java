@@ -20,6 +20,8 @@ import java.util.TreeMap;
  *     timed out
  * @param servicePorts virtual (service) port per port name, overriding the protocol defaults
  * @param options the type's own options, as its provider parsed them
+ * @param hostNames what the watcher does with instances registered under a host name ({@code nonIpAddress}, {@code
+ *     hostNameRefresh})
  */
 public record RegistryConfig(
         String type,
@@ -28,7 +30,8 @@ public record RegistryConfig(
         EmptyServicePolicy emptyService,
         Duration syncTimeout,
         SortedMap<String, Integer> servicePorts,
-        Object options) {
+        Object options,
+        HostNamePolicy hostNames) {
 
     public RegistryConfig {
         Objects.requireNonNull(type, "type");
@@ -38,6 +41,24 @@ public record RegistryConfig(
         Objects.requireNonNull(syncTimeout, "syncTimeout");
         servicePorts = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(servicePorts));
         Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(hostNames, "hostNames");
+    }
+
+    /** An entry with the default host-name policy (resolve, refreshed every 30 s). */
+    public RegistryConfig(
+            String type,
+            String name,
+            List<String> addresses,
+            EmptyServicePolicy emptyService,
+            Duration syncTimeout,
+            SortedMap<String, Integer> servicePorts,
+            Object options) {
+        this(type, name, addresses, emptyService, syncTimeout, servicePorts, options, HostNamePolicy.DEFAULT);
+    }
+
+    /** The same entry with another host-name policy. */
+    public RegistryConfig withHostNames(HostNamePolicy policy) {
+        return new RegistryConfig(type, name, addresses, emptyService, syncTimeout, servicePorts, options, policy);
     }
 
     /** The type's options, cast to the provider's options type. */

@@ -1,6 +1,7 @@
 package dev.meshbridge.core.spi;
 
 import dev.meshbridge.core.naming.Labels;
+import dev.meshbridge.core.util.LogText;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,6 +17,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Health and counters of one registry watcher, read by {@code /ready}, {@code /healthz} and {@code /metrics}.
  * Thread-safe; watchers call it from any thread.
+ *
+ * <p>Every item, reason and error text is passed through {@link LogText#safe} (credentials in URLs stripped, control
+ * characters escaped) before it is logged or kept for display.
  *
  * <p>Reporting rules:
  *
@@ -89,6 +93,7 @@ public final class RegistryStatus {
 
     /** The registry cannot be reached (or refused us); the catalog keeps its last good state. */
     public void disconnected(String reason) {
+        reason = LogText.safe(reason);
         State previous = state;
         state = State.DOWN;
         lastError = reason;
@@ -121,6 +126,8 @@ public final class RegistryStatus {
      */
     public void skipped(String item, String reason) {
         skipped.increment();
+        item = LogText.safe(item);
+        reason = LogText.safe(reason);
         if (warned.add(item + '\n' + reason)) {
             log.warn("registry={} type={} skipped item={} reason={}", registry, type, item, reason);
         }
@@ -128,6 +135,7 @@ public final class RegistryStatus {
 
     /** Labels that could not be made valid were dropped from an item (logged once per item and key). */
     public void droppedLabels(String item, List<Labels.Dropped> dropped) {
+        item = LogText.safe(item);
         for (Labels.Dropped d : dropped) {
             droppedLabels.increment();
             if (warned.add(item + '\n' + d.key())) {
@@ -136,8 +144,8 @@ public final class RegistryStatus {
                         registry,
                         type,
                         item,
-                        d.key(),
-                        d.reason());
+                        LogText.safe(d.key()),
+                        LogText.safe(d.reason()));
             }
         }
     }
@@ -145,7 +153,7 @@ public final class RegistryStatus {
     /** A call to the registry failed; the watcher will retry. */
     public void error(String what, Throwable cause) {
         errors.increment();
-        lastError = what + (cause == null ? "" : ": " + cause);
+        lastError = LogText.safe(what + (cause == null ? "" : ": " + cause));
         lastErrorAt = clock.instant();
         log.warn("registry={} type={} error: {}", registry, type, lastError);
     }

@@ -125,6 +125,41 @@ class ServiceAggregatorTest {
     }
 
     @Test
+    void hostsServedByTwoRegistries_areListedWithEveryShard_andCounted_untilOneLeaves() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("zk", "org.demo.Greeter", "greeter.dubbo", ep("10.0.0.1"), ep("10.0.0.2")));
+        a.accept(upsert("nacos", "providers:org.demo.Greeter", "greeter.dubbo", ep("10.0.0.3")));
+        a.accept(upsert("zk", "alone", "alone.dubbo", ep("10.0.0.4")));
+        a.flushNow().join();
+
+        assertThat(a.sharedHostCount()).isEqualTo(1);
+        assertThat(a.sharedHosts())
+                .containsOnlyKeys("greeter.dubbo")
+                .extractingByKey("greeter.dubbo")
+                .isEqualTo(List.of(
+                        new ServiceAggregator.SourceShard(key("nacos", "providers:org.demo.Greeter"), 1),
+                        new ServiceAggregator.SourceShard(key("zk", "org.demo.Greeter"), 2)));
+
+        a.accept(new ServiceRemoval(key("nacos", "providers:org.demo.Greeter")));
+        a.flushNow().join();
+        assertThat(a.sharedHostCount()).isZero();
+    }
+
+    @Test
+    void anAddressInTwoRegistries_theServingCopyIsKept() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        Endpoint down = Endpoint.builder("10.0.0.9")
+                .port("http", 8080)
+                .health(Health.UNHEALTHY)
+                .build();
+        a.accept(upsert("a-first", "web", "web.shared", down));
+        a.accept(upsert("b-second", "web", "web.shared", ep("10.0.0.9")));
+        assertThat(a.flushNow().join().service("web.shared").endpoints())
+                .singleElement()
+                .satisfies(e -> assertThat(e.health()).isEqualTo(Health.HEALTHY));
+    }
+
+    @Test
     void registrySynced_removesServicesTheRegistryNoLongerHas() {
         ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
         a.accept(upsert("r1", "a", "a.test", ep("10.0.0.1")));

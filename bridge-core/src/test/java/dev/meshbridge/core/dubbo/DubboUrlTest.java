@@ -67,4 +67,60 @@ class DubboUrlTest {
         assertThatThrownBy(() -> DubboEndpoints.parse("[{\"port\":\"x\",\"protocol\":\"dubbo\"}]"))
                 .hasMessageContaining("numeric port");
     }
+
+    private static DubboUrl encodedZnode(String url) {
+        return DubboUrl.parseEncoded(URLEncoder.encode(url, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void defaultPrefixedParameters_asDubbo26AndEarly27Write_setVersionGroupAndWeight() {
+        DubboUrl legacy = encodedZnode("dubbo://10.0.0.1:20880/org.demo.Greeter?application=old&default.group=blue"
+                + "&default.version=1.0.0&default.weight=30&interface=org.demo.Greeter&side=provider");
+        assertThat(legacy.version()).isEqualTo("1.0.0");
+        assertThat(legacy.group()).isEqualTo("blue");
+        assertThat(DubboNaming.weight(legacy.parameters())).isEqualTo(30);
+        // the key itself wins over its default, wherever it stands
+        assertThat(DubboUrl.parse("dubbo://h:1/x?default.version=1&version=2").version())
+                .isEqualTo("2");
+        assertThat(DubboUrl.parse("dubbo://h:1/x?version=2&default.version=1").version())
+                .isEqualTo("2");
+        assertThat(DubboNaming.labels(legacy.parameters()).labels()).doesNotContainKey("default.version");
+    }
+
+    @Test
+    void valuesAreDecodedOnce_aPlusStays_andALiteralPercentDoesNotRejectTheProvider() {
+        DubboUrl u = encodedZnode("dubbo://10.0.0.1:20880/org.demo.Greeter?version=1.0.0+b7&note=50%&side=provider");
+        assertThat(u.version()).isEqualTo("1.0.0+b7");
+        assertThat(u.parameters()).containsEntry("note", "50%");
+        DubboUrl semicolons = DubboUrl.parse("dubbo://h:1/x?a=1;b=2&c=x=y&flag");
+        assertThat(semicolons.parameters())
+                .containsEntry("a", "1")
+                .containsEntry("b", "2")
+                .containsEntry("c", "x=y")
+                .containsEntry("flag", "");
+    }
+
+    @Test
+    void disabledDecidesAlone_thenEnabled_asDubbosConsumerReadsThem() {
+        assertThat(DubboNaming.enabled(Map.of("disabled", "false", "enabled", "false")))
+                .isTrue();
+        assertThat(DubboNaming.enabled(Map.of("disabled", "true", "enabled", "true")))
+                .isFalse();
+        assertThat(DubboNaming.enabled(Map.of("disabled", "", "enabled", "false")))
+                .isFalse();
+        assertThat(DubboNaming.enabled(Map.of("enabled", "yes"))).isFalse(); // Boolean.parseBoolean
+        assertThat(DubboNaming.enabled(Map.of("enabled", "TRUE"))).isTrue();
+        assertThat(DubboNaming.enabled(Map.of("disabled", "no"))).isTrue();
+        assertThat(DubboNaming.enabled(Map.of("enabled", ""))).isTrue();
+    }
+
+    @Test
+    void errorMessages_neverShowCredentials() {
+        assertThatThrownBy(() -> DubboUrl.parse("dubbo://admin:hunter2@10.0.0.1:abc/x"))
+                .hasMessageNotContaining("hunter2")
+                .hasMessageNotContaining("admin");
+        assertThatThrownBy(() -> DubboUrl.parseEncoded("dubbo%3A%2F%2Fadmin%3Ahunter2%4010.0.0.1%3A1%2Fx%3Fa%3D%ZZ"))
+                .hasMessageContaining("bad URL encoding")
+                .hasMessageNotContaining("hunter2");
+    }
 }

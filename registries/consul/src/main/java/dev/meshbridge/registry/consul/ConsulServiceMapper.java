@@ -6,10 +6,11 @@ import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.Locality;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
-import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.watch.Duplicates;
+import dev.meshbridge.core.watch.ServicePorts;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -19,7 +20,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.kiwiproject.consul.model.catalog.ServiceWeights;
 import org.kiwiproject.consul.model.health.HealthCheck;
@@ -37,7 +37,11 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>instances without a configured tag are left out ({@link ServiceFilter});
  *   <li>address: the service address, else the node address; an instance with neither, or with a port outside
- *       1..65535, is skipped and reported; a second instance with the same address and port is skipped too;
+ *       1..65535, is skipped and reported; a host name is resolved by the watcher kit
+ *       ({@link dev.meshbridge.core.watch.ShardPublisher});
+ *   <li>two instances with the same address and port are one endpoint, by the {@link Duplicates} rule: a passing
+ *       instance beats a critical or maintenance one (Consul gives no registration time, so then the first by
+ *       instance id and node); the other is reported;
  *   <li>protocol: service meta {@code protocol} (as in Higress), else {@code https} when the tag or meta {@code
  *       secure=true} (Spring Cloud Consul) is present, else the configured default; the port is named after it;
  *   <li>health: the aggregate of the node's and the service's checks: maintenance mode ({@code
@@ -100,9 +104,8 @@ final class ConsulServiceMapper {
         List<ServiceHealth> sorted = new ArrayList<>(entries);
         sorted.sort(Comparator.comparing((ServiceHealth e) -> e.getService().getId())
                 .thenComparing(e -> e.getNode().getNode()));
-        Map<String, ServicePort> ports = new TreeMap<>();
-        Map<String, String> seen = new HashMap<>();
-        List<Endpoint> endpoints = new ArrayList<>();
+        List<Duplicates.Candidate> candidates = new ArrayList<>();
+        Map<String, Protocol> protocols = new HashMap<>();
         for (ServiceHealth entry : sorted) {
             Service s = entry.getService();
             String item = key.namespace() + "/" + key.name() + "/" + s.getId() + "@"
@@ -119,31 +122,27 @@ final class ConsulServiceMapper {
                 status.skipped(item, "port " + port + " is out of 1..65535");
                 continue;
             }
-            String previous = seen.putIfAbsent(address + ":" + port, s.getId());
-            if (previous != null) {
-                status.skipped(item, "same address and port as instance " + previous);
-                continue;
-            }
             Map<String, String> meta = s.getMeta() == null ? Map.of() : s.getMeta();
             Protocol protocol = protocol(key, s, meta);
             String portName = protocol.portName();
-            ports.merge(
-                    portName,
-                    new ServicePort(portName, config.servicePort(portName, protocol, port), protocol),
-                    (a, b) -> a.number() <= b.number() ? a : b);
             Labels.Result labels = labels(s.getTags(), meta);
             if (!labels.dropped().isEmpty()) status.droppedLabels(item, labels.dropped());
             String zone = options.zoneMetaKey().isEmpty() ? "" : meta.getOrDefault(options.zoneMetaKey(), "");
             Health health = health(entry.getChecks());
-            endpoints.add(Endpoint.builder(address)
+            Endpoint endpoint = Endpoint.builder(address)
                     .port(portName, port)
                     .health(health)
                     .weight(weight(s.getWeights(), entry.getChecks()))
                     .labels(labels.labels())
                     .locality(Locality.of(key.namespace(), zone))
-                    .build());
+                    .build();
+            candidates.add(new Duplicates.Candidate(endpoint, 0, item));
+            protocols.merge(portName, protocol, (a, b) -> a.compareTo(b) <= 0 ? a : b);
         }
-        return new ServiceUpsert(key, host, List.copyOf(ports.values()), endpoints);
+        Duplicates.Result picked = Duplicates.pick(candidates);
+        for (Duplicates.Dropped d : picked.dropped()) status.skipped(d.dropped().id(), d.reason());
+        return new ServiceUpsert(
+                key, host, ServicePorts.of(config, picked.endpoints(), protocols::get), picked.endpoints());
     }
 
     private Protocol protocol(ServiceKey key, Service s, Map<String, String> meta) {

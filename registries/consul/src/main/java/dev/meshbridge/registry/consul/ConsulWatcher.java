@@ -2,30 +2,26 @@ package dev.meshbridge.registry.consul;
 
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.model.ServiceKey;
-import dev.meshbridge.core.spi.EventSink;
-import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistrySynced;
 import dev.meshbridge.core.spi.RegistryWatcher;
-import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.watch.Backoff;
+import dev.meshbridge.core.watch.ShardPublisher;
+import dev.meshbridge.core.watch.WatcherKit;
 import java.math.BigInteger;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.kiwiproject.consul.Consul;
 import org.kiwiproject.consul.ConsulException;
 import org.kiwiproject.consul.model.ConsulResponse;
@@ -45,13 +41,15 @@ import org.slf4j.LoggerFactory;
  *   <li>per datacenter, one blocking query on {@code /v1/catalog/services} learns the service list the moment it
  *       changes; per accepted service, one blocking query on {@code /v1/health/service/<name>} (Connect proxies and
  *       gateways filtered out by {@code Service.Kind == ""}) learns its instances and checks;
- *   <li>every query runs on its own virtual thread and only hands results to the watcher's single state thread, which
- *       owns all state, decides and sends every event, in order;
+ *   <li>every query runs on its own virtual thread and only hands results to the watcher's owner thread (the kit's
+ *       {@link dev.meshbridge.core.watch.SerialExecutor}), which owns all state and sends every change through the
+ *       kit's {@link ShardPublisher};
  *   <li>each upsert carries the full, mapped instance list of one service ({@link ConsulServiceMapper}); a service
  *       that leaves the list, or loses its last instance, is removed; {@link RegistrySynced} follows the first full
  *       read of every datacenter and each recovery;
  *   <li>a failed query changes nothing in the catalog: the registry reports {@link RegistryStatus#disconnected}, the
- *       query is retried with jittered backoff and starts afresh (index 0) so recovery shows at once; a 403 is
+ *       query is retried with jittered backoff on the kit's ticker and starts afresh (index 0) so recovery shows at
+ *       once; a 403 is
  *       logged as a refused ACL token naming the registry and where the token comes from, and the token is read
  *       again before the next attempt.
  * </ol>
@@ -69,27 +67,20 @@ public final class ConsulWatcher implements RegistryWatcher {
     /** A query that returns unchanged faster than this is treated as a misbehaving server and slowed down. */
     private static final Duration SPIN_GUARD = Duration.ofMillis(20);
 
-    private enum Lifecycle {
-        LATENT,
-        STARTED,
-        CLOSED
-    }
-
     private final RegistryConfig config;
     private final ConsulOptions options;
-    private final EventSink events;
     private final RegistryStatus status;
     private final ConsulServiceMapper mapper;
     private final ConsulClients.CachedToken token;
-    private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
-    private final CountDownLatch closedSignal = new CountDownLatch(1);
-    private final ExecutorService state;
+    private final WatcherKit kit;
+    private final ShardPublisher publisher;
     private final ExecutorService queries;
     private volatile Consul client;
 
     // ---- owned by the state thread
     private final Map<String, Datacenter> datacenters = new LinkedHashMap<>();
     private final Map<String, String> failing = new LinkedHashMap<>();
+    private final Backoff bootstrapBackoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
     private boolean firstSyncDone;
     private boolean resyncPending;
     private boolean authErrorLogged;
@@ -109,10 +100,10 @@ public final class ConsulWatcher implements RegistryWatcher {
     private static final class ServiceWatch {
         final ServiceKey key;
         final String host;
+        final Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
         volatile boolean stopped;
-        Future<?> query;
+        volatile Future<?> query;
         boolean reported;
-        ServiceUpsert last;
 
         ServiceWatch(ServiceKey key, String host) {
             this.key = key;
@@ -123,24 +114,18 @@ public final class ConsulWatcher implements RegistryWatcher {
     public ConsulWatcher(WatcherContext context) {
         this.config = context.config();
         this.options = config.options(ConsulOptions.class);
-        this.events = context.events();
         this.status = context.status();
         this.mapper = new ConsulServiceMapper(config, options, status);
         this.token = options.token().map(ConsulClients.CachedToken::new).orElse(null);
-        this.state = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "meshbridge-consul-" + config.name());
-            t.setDaemon(true);
-            return t;
-        });
+        this.kit = new WatcherKit(context, "meshbridge-consul-" + config.name());
+        this.publisher = kit.publisher();
         this.queries = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name("consul-" + config.name() + "-", 0).factory());
     }
 
     @Override
     public void start() {
-        if (!lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED)) {
-            throw new IllegalStateException("consul watcher " + config.name() + " was already started or closed");
-        }
+        kit.start();
         log.info(
                 "registry={} type=consul starting: addresses={} datacenters={} token={} tls={}",
                 config.name(),
@@ -153,54 +138,63 @@ public final class ConsulWatcher implements RegistryWatcher {
 
     @Override
     public void close() {
-        Lifecycle previous = lifecycle.getAndSet(Lifecycle.CLOSED);
-        if (previous == Lifecycle.CLOSED) return;
-        closedSignal.countDown();
+        if (!kit.beginClose()) return;
         queries.shutdownNow();
-        state.shutdown();
-        try {
-            if (!state.awaitTermination(5, TimeUnit.SECONDS)) state.shutdownNow();
-        } catch (InterruptedException e) {
-            state.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        kit.close();
         Consul c = client;
         if (c != null) c.destroy();
-        status.stopped();
         log.info("registry={} type=consul stopped", config.name());
     }
 
     private boolean open() {
-        return lifecycle.get() == Lifecycle.STARTED;
+        return kit.open();
     }
 
     // ------------------------------------------------------------------ query threads
 
-    /** Builds the client and finds the datacenters, retrying until it works or the watcher closes. */
+    /** Builds the client and finds the datacenters; a failure retries after a backoff of ticker time. */
     private void bootstrap() {
-        Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
-        Consul c = null;
-        while (open()) {
-            try {
-                if (c == null) {
-                    c = ConsulClients.build(config.addresses(), options, token);
-                    client = c;
-                    if (!open()) {
-                        c.destroy();
-                        return;
-                    }
+        if (!open()) return;
+        try {
+            Consul c = client;
+            if (c == null) {
+                c = ConsulClients.build(config.addresses(), options, token);
+                client = c;
+                if (!open()) {
+                    c.destroy();
+                    return;
                 }
-                List<String> names =
-                        options.datacenters().isEmpty() ? List.of(localDatacenter(c)) : options.datacenters();
-                post(() -> watchDatacenters(names));
-                return;
-            } catch (Exception e) {
-                if (!open()) return;
-                String reason = describe(e, null);
-                post(() -> failed("bootstrap", reason, e));
-                pause(backoff.next());
             }
+            List<String> names = options.datacenters().isEmpty() ? List.of(localDatacenter(c)) : options.datacenters();
+            post(() -> {
+                bootstrapBackoff.reset();
+                watchDatacenters(names);
+            });
+        } catch (Exception e) {
+            if (!open()) return;
+            String reason = describe(e, null);
+            post(() -> {
+                failed("bootstrap", reason, e);
+                retryLater(bootstrapBackoff.next(), this::bootstrap);
+            });
         }
+    }
+
+    /** Starts the service's query again after {@code delay} of ticker time, unless it was stopped meanwhile. */
+    private void restartLater(ServiceWatch watch, Duration delay, BigInteger from) {
+        kit.loop().schedule(delay, () -> {
+            if (!open() || watch.stopped) return;
+            try {
+                watch.query = queries.submit(() -> watchService(watch, from));
+            } catch (RejectedExecutionException e) {
+                // closing
+            }
+        });
+    }
+
+    /** Starts {@code query} on a query thread after {@code delay} of ticker time. */
+    private void retryLater(Duration delay, Runnable query) {
+        kit.ticker().schedule(delay, () -> submit(query));
     }
 
     /** The agent's own datacenter; without {@code agent:read}, the nearest one Consul lists. */
@@ -219,53 +213,72 @@ public final class ConsulWatcher implements RegistryWatcher {
         }
     }
 
-    private void watchCatalog(String dc) {
+    /**
+     * The catalog query of one datacenter, one blocking query after the other on its query thread; after a failure the
+     * thread ends and the query starts afresh (index 0) after a backoff of ticker time.
+     */
+    private void watchCatalog(String dc, Backoff backoff, BigInteger from) {
         String id = "catalog " + dc;
-        Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
-        BigInteger index = BigInteger.ZERO;
+        BigInteger index = from;
         while (open()) {
-            long started = System.nanoTime();
+            long started = kit.ticker().nanoTime();
             try {
                 ConsulResponse<Map<String, List<String>>> r =
                         client.catalogClient().getServices(query(dc, index, false));
                 BigInteger next = nextIndex(index, r.getIndex());
                 Map<String, List<String>> services = r.getResponse() == null ? Map.of() : r.getResponse();
-                post(() -> catalogRead(dc, services, id));
-                backoff.reset();
-                guardSpin(index, next, started);
+                post(() -> {
+                    backoff.reset();
+                    catalogRead(dc, services, id);
+                });
+                if (spinning(index, next, started)) {
+                    BigInteger resume = next;
+                    retryLater(INITIAL_BACKOFF, () -> watchCatalog(dc, backoff, resume));
+                    return;
+                }
                 index = next;
             } catch (Exception e) { // OkHttp may throw InterruptedException undeclared when closing
                 if (!open()) return;
                 String reason = describe(e, dc);
-                post(() -> failed(id, reason, e));
-                index = BigInteger.ZERO;
-                pause(backoff.next());
+                post(() -> {
+                    failed(id, reason, e);
+                    retryLater(backoff.next(), () -> watchCatalog(dc, backoff, BigInteger.ZERO));
+                });
+                return;
             }
         }
     }
 
-    private void watchService(ServiceWatch watch) {
+    /** The health query of one service, as {@link #watchCatalog} for the catalog. */
+    private void watchService(ServiceWatch watch, BigInteger from) {
         String id = SERVICE_QUERY + watch.key.namespace() + "/" + watch.key.name();
-        Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
-        BigInteger index = BigInteger.ZERO;
+        BigInteger index = from;
         while (open() && !watch.stopped) {
-            long started = System.nanoTime();
+            long started = kit.ticker().nanoTime();
             try {
                 ConsulResponse<List<ServiceHealth>> r = client.healthClient()
                         .getAllServiceInstances(watch.key.name(), query(watch.key.namespace(), index, true));
                 BigInteger next = nextIndex(index, r.getIndex());
                 List<ServiceHealth> entries = r.getResponse() == null ? List.of() : r.getResponse();
                 ServiceUpsert upsert = mapper.map(watch.key, watch.host, entries);
-                post(() -> serviceRead(watch, upsert, id));
-                backoff.reset();
-                guardSpin(index, next, started);
+                post(() -> {
+                    watch.backoff.reset();
+                    serviceRead(watch, upsert, id);
+                });
+                if (spinning(index, next, started)) {
+                    BigInteger resume = next;
+                    restartLater(watch, INITIAL_BACKOFF, resume);
+                    return;
+                }
                 index = next;
             } catch (Exception e) { // OkHttp may throw InterruptedException undeclared when closing
                 if (!open() || watch.stopped) return;
                 String reason = describe(e, watch.key.namespace()) + " (service " + watch.key.name() + ")";
-                post(() -> failed(id, reason, e));
-                index = BigInteger.ZERO;
-                pause(backoff.next());
+                post(() -> {
+                    failed(id, reason, e);
+                    restartLater(watch, watch.backoff.next(), BigInteger.ZERO);
+                });
+                return;
             }
         }
     }
@@ -300,18 +313,11 @@ public final class ConsulWatcher implements RegistryWatcher {
         return received;
     }
 
-    private void guardSpin(BigInteger previous, BigInteger next, long startedNanos) {
-        if (previous.signum() > 0 && previous.equals(next) && System.nanoTime() - startedNanos < SPIN_GUARD.toNanos()) {
-            pause(INITIAL_BACKOFF);
-        }
-    }
-
-    private void pause(Duration d) {
-        try {
-            closedSignal.await(d.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    /** A query that came back unchanged faster than {@link #SPIN_GUARD}: a misbehaving server, slowed down. */
+    private boolean spinning(BigInteger previous, BigInteger next, long startedNanos) {
+        return previous.signum() > 0
+                && previous.equals(next)
+                && kit.ticker().nanoTime() - startedNanos < SPIN_GUARD.toNanos();
     }
 
     private void submit(Runnable task) {
@@ -322,20 +328,11 @@ public final class ConsulWatcher implements RegistryWatcher {
         }
     }
 
-    /** Hands work to the state thread; dropped once the watcher is closing. */
+    /** Hands work to the owner thread; dropped once the watcher is closing. */
     private void post(Runnable task) {
-        try {
-            state.execute(() -> {
-                if (!open()) return;
-                try {
-                    task.run();
-                } catch (RuntimeException e) {
-                    log.error("registry={} type=consul state update failed; state kept", config.name(), e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            // closing
-        }
+        kit.loop().execute(() -> {
+            if (open()) task.run();
+        });
     }
 
     // ------------------------------------------------------------------ state thread
@@ -344,7 +341,8 @@ public final class ConsulWatcher implements RegistryWatcher {
         for (String name : names) {
             if (datacenters.containsKey(name)) continue;
             datacenters.put(name, new Datacenter(name));
-            submit(() -> watchCatalog(name));
+            Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
+            submit(() -> watchCatalog(name, backoff, BigInteger.ZERO));
         }
         recovered("bootstrap");
     }
@@ -376,7 +374,7 @@ public final class ConsulWatcher implements RegistryWatcher {
             ServiceWatch w = new ServiceWatch(mapper.key(dc, name), host);
             d.services.put(name, w);
             try {
-                w.query = queries.submit(() -> watchService(w));
+                w.query = queries.submit(() -> watchService(w, BigInteger.ZERO));
             } catch (RejectedExecutionException e) {
                 return;
             }
@@ -387,26 +385,17 @@ public final class ConsulWatcher implements RegistryWatcher {
 
     private void stop(ServiceWatch w) {
         w.stopped = true;
-        if (w.query != null) w.query.cancel(true);
-        if (w.last != null) {
-            emit(new ServiceRemoval(w.key));
-            w.last = null;
-        }
+        Future<?> q = w.query;
+        if (q != null) q.cancel(true);
+        publisher.remove(w.key);
     }
 
     private void serviceRead(ServiceWatch w, ServiceUpsert upsert, String id) {
         if (w.stopped) return;
         recovered(id);
         w.reported = true;
-        if (upsert.endpoints().isEmpty()) {
-            if (w.last != null) {
-                emit(new ServiceRemoval(w.key));
-                w.last = null;
-            }
-        } else if (!upsert.equals(w.last)) {
-            emit(upsert);
-            w.last = upsert;
-        }
+        if (upsert.endpoints().isEmpty()) publisher.remove(w.key);
+        else publisher.upsert(upsert);
         maybeSynced();
     }
 
@@ -453,21 +442,10 @@ public final class ConsulWatcher implements RegistryWatcher {
                 if (!w.reported) return;
             }
         }
-        Set<ServiceKey> present = new HashSet<>();
-        for (Datacenter d : datacenters.values()) {
-            for (ServiceWatch w : d.services.values()) {
-                if (w.last != null) present.add(w.key);
-            }
-        }
-        emit(new RegistrySynced(config.name(), present));
+        publisher.synced();
         status.synced();
         firstSyncDone = true;
         resyncPending = false;
-    }
-
-    private void emit(RegistryEvent event) {
-        if (log.isDebugEnabled()) log.debug("registry={} type=consul event={}", config.name(), event);
-        events.accept(event);
     }
 
     // ------------------------------------------------------------------ errors

@@ -16,6 +16,7 @@ import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcher;
 import dev.meshbridge.core.spi.WatcherContext;
 import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -112,6 +113,16 @@ abstract class ConsulWatcherScenarios {
     }
 
     RegistryStatus watch(String name, List<String> addresses, String tokenLine, String... extra) throws Exception {
+        return watch(WatcherRuntime.system(), name, addresses, tokenLine, extra);
+    }
+
+    /** As {@link #watch(String, String...)}, with time and host-name lookups from {@code runtime}. */
+    RegistryStatus watch(WatcherRuntime runtime, String name, String... extra) throws Exception {
+        return watch(runtime, name, List.of(env().address()), "consulToken: " + env().managementToken(), extra);
+    }
+
+    RegistryStatus watch(WatcherRuntime runtime, String name, List<String> addresses, String tokenLine, String... extra)
+            throws Exception {
         StringBuilder yaml = new StringBuilder("registries:\n")
                 .append("  - type: consul\n")
                 .append("    name: ")
@@ -130,7 +141,8 @@ abstract class ConsulWatcherScenarios {
         ConsulRegistryProvider provider = new ConsulRegistryProvider();
         List<RegistryConfig> configs = RegistriesConfig.parse(root, Map.of(provider.type(), provider));
         root.finish();
-        WatcherContext context = catalog.context(configs.get(0));
+        WatcherContext base = catalog.context(configs.get(0));
+        WatcherContext context = new WatcherContext(base.config(), base.events(), base.status(), runtime);
         RegistryWatcher watcher = provider.create(configs.get(0), context);
         watchers.add(watcher);
         watcher.start();
@@ -316,6 +328,50 @@ abstract class ConsulWatcherScenarios {
 
         env().client().agentClient().pass(id);
         awaitService(host("pay", dc1()), only(e -> e.health() == Health.HEALTHY && e.weight() == 300));
+    }
+
+    @Test
+    void sameAddressAndPortTwice_thePassingInstanceWins_evenWhenTheCriticalOneHasTheFirstId() throws Exception {
+        // a process re-registered under a new id while its old registration lingers with a failing check
+        String stale = ttlInstance("dup", "dup-a", "10.0.0.7", 8080);
+        env().client().agentClient().fail(stale);
+        ttlInstance("dup", "dup-b", "10.0.0.7", 8080);
+        RegistryStatus status = watch("c1");
+
+        MeshService dup = awaitService(host("dup", dc1()), endpoints(1));
+        await().atMost(TestCatalog.TIMEOUT).until(status::hasSynced);
+        assertThat(catalog.service(host("dup", dc1())).endpoints())
+                .singleElement()
+                .satisfies(e -> {
+                    assertThat(e.address()).isEqualTo("10.0.0.7");
+                    assertThat(e.health()).isEqualTo(Health.HEALTHY);
+                });
+        assertThat(dup.routableEndpoints()).hasSize(1);
+    }
+
+    @Test
+    void instanceRegisteredUnderAHostName_likeSpringCloudConsulWithoutPreferIp_getsTrafficAtItsAddress()
+            throws Exception {
+        ttlInstance("named", "named-1", "localhost", 8080);
+        ttlInstance("named", "named-2", "10.0.0.8", 8080);
+        watch("c1");
+
+        MeshService named = awaitService(host("named", dc1()), endpoints(2));
+
+        assertThat(named.endpoints()).extracting(Endpoint::address).containsExactly("10.0.0.8", "127.0.0.1");
+        assertThat(named.routableEndpoints()).hasSize(2);
+    }
+
+    @Test
+    void nonIpAddressSkip_leavesHostNameInstancesOut_andReportsThem() throws Exception {
+        ttlInstance("named", "named-1", "localhost", 8080);
+        ttlInstance("named", "named-2", "10.0.0.8", 8080);
+        RegistryStatus status = watch("c1", "nonIpAddress: skip");
+
+        MeshService named = awaitService(host("named", dc1()), endpoints(1));
+
+        assertThat(named.endpoints()).extracting(Endpoint::address).containsExactly("10.0.0.8");
+        await().atMost(TestCatalog.TIMEOUT).until(() -> status.skippedCount() > 0);
     }
 
     @Test

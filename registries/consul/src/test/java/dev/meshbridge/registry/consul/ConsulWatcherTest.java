@@ -10,8 +10,10 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.testing.ManualTicker;
 import dev.meshbridge.core.testing.RecordingSink;
 import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -173,6 +175,31 @@ class ConsulWatcherTest extends ConsulWatcherScenarios {
 
             assertThat(status.lastError()).contains("cannot reach Consul").contains(secure.address());
         }
+    }
+
+    @Test
+    void outage_retriesOnlyAsTheInjectedTickerAdvances_thenResyncs() throws Exception {
+        ManualTicker ticker = new ManualTicker();
+        ttlInstance("web", "web-1", "10.0.0.1", 8080);
+        RegistryStatus status =
+                watch(new WatcherRuntime(ticker, dev.meshbridge.core.watch.HostResolver.Lookup.SYSTEM), "c1");
+        awaitService(host("web", dc1()), endpoints(1));
+        await().atMost(TestCatalog.TIMEOUT).until(status::hasSynced);
+
+        env.stopConsul();
+        awaitState(status, RegistryStatus.State.DOWN);
+        // every failed query waits for its backoff on the ticker: nothing is retried while time stands still
+        await().atMost(TestCatalog.TIMEOUT).until(() -> ticker.pending() >= 2);
+        env.startConsul();
+        ttlInstance("web", "web-2", "10.0.0.2", 8080);
+        await().during(java.time.Duration.ofMillis(300))
+                .atMost(java.time.Duration.ofSeconds(2))
+                .until(() -> status.state() == RegistryStatus.State.DOWN);
+
+        ticker.advance(java.time.Duration.ofSeconds(1)); // the first backoff is at most the initial 200 ms
+        awaitState(status, RegistryStatus.State.UP);
+        MeshService web = awaitService(host("web", dc1()), endpoints(2));
+        assertThat(web.endpoints()).extracting(e -> e.address()).containsExactly("10.0.0.1", "10.0.0.2");
     }
 
     @Test

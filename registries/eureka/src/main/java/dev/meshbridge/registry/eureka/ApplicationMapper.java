@@ -14,18 +14,14 @@ import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.ServiceUpsert;
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import dev.meshbridge.core.watch.Duplicates;
+import dev.meshbridge.core.watch.ServicePorts;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
@@ -34,8 +30,11 @@ import java.util.regex.Pattern;
  * <p>Mapping, per instance:
  *
  * <ol>
- *   <li>address: {@code ipAddr} (or {@code hostName} when there is no {@code ipAddr}); a host name is resolved or
- *       skipped per {@link EurekaOptions.NonIpAddress}, and reported either way when it cannot be used;
+ *   <li>address: what the instance tells clients to connect to, as Spring Cloud Netflix's {@code
+ *       EurekaServiceInstance.getHost()} and Netflix's own {@code DiscoveryEnabledServer} read it: {@code hostName}
+ *       (which Spring sets to the IP when {@code eureka.instance.prefer-ip-address} is true, and to the machine's
+ *       name otherwise), else {@code ipAddr}; a host name is resolved by the watcher kit per the registry's {@code
+ *       nonIpAddress};
  *   <li>ports: the non-secure port when enabled, as port {@code http}; the secure port when enabled, as port {@code
  *       https}; an instance with neither is skipped and reported;
  *   <li>health: {@code UP} is healthy; {@code OUT_OF_SERVICE} is draining; {@code DOWN}, {@code STARTING} and {@code
@@ -45,8 +44,9 @@ import java.util.regex.Pattern;
  *   <li>labels: all metadata, sanitized ({@link Labels#sanitize}), with dropped keys reported;
  *   <li>locality: region and zone from metadata {@code regionKey} and {@code zoneKey}; lacking those, an AWS data
  *       center's {@code availability-zone} gives the zone, and the zone without its letter the region;
- *   <li>two instances at the same address and ports (a stale registration beside a new one) give one endpoint: the
- *       most recently updated instance; the other is reported.
+ *   <li>two instances at the same address and ports (a stale registration beside a new one) give one endpoint, by the
+ *       {@link Duplicates} rule (an UP instance beats one that is not, then the most recently updated); the other is
+ *       reported.
  * </ol>
  */
 final class ApplicationMapper {
@@ -54,9 +54,6 @@ final class ApplicationMapper {
     static final String HTTP = Protocol.HTTP.portName();
     static final String HTTPS = Protocol.HTTPS.portName();
 
-    private static final Pattern IPV4 =
-            Pattern.compile("(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}");
-    private static final Pattern IPV6_CHARS = Pattern.compile("[0-9A-Fa-f:.]+");
     private static final Pattern ZONE_LETTER = Pattern.compile("[a-z]+$");
 
     private final RegistryConfig config;
@@ -85,7 +82,7 @@ final class ApplicationMapper {
 
     /** The service of one application with all its instances (those that cannot be used are left out, reported). */
     ServiceUpsert map(String app, String host, Collection<InstanceInfo> instances) {
-        Map<String, Candidate> byAddressAndPorts = new LinkedHashMap<>();
+        List<Duplicates.Candidate> candidates = new ArrayList<>();
         for (InstanceInfo instance : instances) {
             String item = app + "/" + instance.getId();
             Endpoint endpoint;
@@ -95,42 +92,18 @@ final class ApplicationMapper {
                 status.skipped(item, e.getMessage());
                 continue;
             }
-            if (endpoint == null) continue;
-            Candidate candidate = new Candidate(item, updatedAt(instance), endpoint);
-            String where = endpoint.address() + endpoint.ports();
-            Candidate other = byAddressAndPorts.get(where);
-            if (other == null) {
-                byAddressAndPorts.put(where, candidate);
-                continue;
-            }
-            Candidate keep = NEWEST.compare(candidate, other) > 0 ? candidate : other;
-            Candidate drop = keep == candidate ? other : candidate;
-            byAddressAndPorts.put(where, keep);
-            status.skipped(drop.item(), "same address and ports as the newer instance " + keep.item());
+            if (endpoint != null) candidates.add(new Duplicates.Candidate(endpoint, updatedAt(instance), item));
         }
-        List<Endpoint> endpoints = new ArrayList<>();
-        TreeMap<String, ServicePort> ports = new TreeMap<>();
-        for (Candidate c : byAddressAndPorts.values()) {
-            endpoints.add(c.endpoint());
-            c.endpoint().ports().forEach((name, number) -> ports.computeIfAbsent(name, n -> servicePort(n, number)));
-        }
-        endpoints.sort(null);
-        return new ServiceUpsert(key(app), host, List.copyOf(ports.values()), endpoints);
+        Duplicates.Result picked = Duplicates.pick(candidates);
+        for (Duplicates.Dropped d : picked.dropped()) status.skipped(d.dropped().id(), d.reason());
+        List<ServicePort> ports = ServicePorts.of(
+                config, picked.endpoints(), name -> name.equals(HTTPS) ? Protocol.HTTPS : Protocol.HTTP);
+        return new ServiceUpsert(key(app), host, ports, picked.endpoints());
     }
-
-    private record Candidate(String item, long updatedAt, Endpoint endpoint) {}
-
-    private static final Comparator<Candidate> NEWEST =
-            Comparator.comparingLong(Candidate::updatedAt).thenComparing(Candidate::item);
 
     private static long updatedAt(InstanceInfo instance) {
         Long dirty = instance.getLastDirtyTimestamp();
         return Math.max(instance.getLastUpdatedTimestamp(), dirty == null ? 0 : dirty);
-    }
-
-    private ServicePort servicePort(String name, int endpointPort) {
-        Protocol protocol = name.equals(HTTPS) ? Protocol.HTTPS : Protocol.HTTP;
-        return new ServicePort(name, config.servicePort(name, protocol, endpointPort), protocol);
     }
 
     /** One instance as an endpoint, or null when it cannot be one (reported). */
@@ -216,49 +189,11 @@ final class ApplicationMapper {
         return Locality.of(region, zone);
     }
 
-    /** The IP to use, or null when the instance is skipped (reported). */
+    /** The address clients connect to ({@code hostName}, else {@code ipAddr}), or null when there is none (reported). */
     private String address(String item, InstanceInfo instance) {
-        String raw = firstNonBlank(instance.getIPAddr(), instance.getHostName());
-        if (raw == null) {
-            status.skipped(item, "the instance has neither ipAddr nor hostName");
-            return null;
-        }
-        String ip = ipLiteral(raw);
-        if (ip != null) return ip;
-        if (options.nonIpAddress() == EurekaOptions.NonIpAddress.SKIP) {
-            status.skipped(item, "address '" + raw + "' is a host name, not an IP (nonIpAddress: skip)");
-            return null;
-        }
-        try {
-            InetAddress[] all = InetAddress.getAllByName(raw);
-            InetAddress chosen = all[0];
-            for (InetAddress a : all) {
-                if (a instanceof Inet4Address) {
-                    chosen = a;
-                    break;
-                }
-            }
-            return chosen.getHostAddress();
-        } catch (UnknownHostException | SecurityException e) {
-            status.skipped(item, "address '" + raw + "' is a host name that does not resolve (nonIpAddress: resolve)");
-            return null;
-        }
-    }
-
-    /** The address itself when it is an IPv4 or IPv6 literal (brackets removed), else null; never touches DNS. */
-    static String ipLiteral(String raw) {
-        String s = raw.trim();
-        if (IPV4.matcher(s).matches()) return s;
-        if (s.startsWith("[") && s.endsWith("]")) s = s.substring(1, s.length() - 1);
-        if (s.indexOf(':') >= 0 && IPV6_CHARS.matcher(s).matches()) {
-            try {
-                // a string with ':' is parsed as an IPv6 literal, never looked up
-                return InetAddress.getByName(s).getHostAddress();
-            } catch (UnknownHostException e) {
-                return null;
-            }
-        }
-        return null;
+        String raw = firstNonBlank(instance.getHostName(), instance.getIPAddr());
+        if (raw == null) status.skipped(item, "the instance has neither hostName nor ipAddr");
+        return raw;
     }
 
     private static String firstNonBlank(String a, String b) {

@@ -3,6 +3,7 @@ package dev.meshbridge.registry.eureka;
 import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.config.Secret;
 import dev.meshbridge.core.naming.HostTemplate;
+import dev.meshbridge.core.watch.NameFilter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -19,8 +20,7 @@ import java.util.Set;
  * @param maxBackoff the longest pause between retries while every server fails
  * @param connectTimeout TCP connect timeout per request
  * @param requestTimeout timeout of one whole request
- * @param applications which applications become services (allowlist and denylist)
- * @param nonIpAddress what to do with an instance whose address is a host name
+ * @param applications which applications become services ({@code serviceAllowlist} and {@code serviceDenylist})
  * @param weightKey metadata key that holds an instance's weight
  * @param zoneKey metadata key that holds an instance's zone
  * @param regionKey metadata key that holds an instance's region
@@ -33,8 +33,7 @@ public record EurekaOptions(
         Duration maxBackoff,
         Duration connectTimeout,
         Duration requestTimeout,
-        ApplicationFilter applications,
-        NonIpAddress nonIpAddress,
+        NameFilter applications,
         String weightKey,
         String zoneKey,
         String regionKey,
@@ -51,14 +50,6 @@ public record EurekaOptions(
     private static final Duration MIN_INTERVAL = Duration.ofMillis(10);
     private static final Duration MAX_INTERVAL = Duration.ofMinutes(10);
 
-    /** What to do with an instance whose {@code ipAddr} (or, lacking one, {@code hostName}) is not an IP address. */
-    public enum NonIpAddress {
-        /** Look the name up in DNS (first IPv4 address, else the first address); skip and report it when it fails. */
-        RESOLVE,
-        /** Skip the instance and report it. */
-        SKIP
-    }
-
     public EurekaOptions {
         if ((username == null) != (password == null)) {
             throw new IllegalArgumentException("username and password go together");
@@ -68,7 +59,6 @@ public record EurekaOptions(
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(requestTimeout, "requestTimeout");
         Objects.requireNonNull(applications, "applications");
-        Objects.requireNonNull(nonIpAddress, "nonIpAddress");
         Objects.requireNonNull(weightKey, "weightKey");
         Objects.requireNonNull(zoneKey, "zoneKey");
         Objects.requireNonNull(regionKey, "regionKey");
@@ -95,8 +85,7 @@ public record EurekaOptions(
         private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
         private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
         private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
-        private ApplicationFilter applications = ApplicationFilter.ALL;
-        private NonIpAddress nonIpAddress = NonIpAddress.RESOLVE;
+        private NameFilter applications = NameFilter.ALL;
         private String weightKey = "weight";
         private String zoneKey = "zone";
         private String regionKey = "region";
@@ -130,13 +119,8 @@ public record EurekaOptions(
             return this;
         }
 
-        public Builder applications(ApplicationFilter applications) {
+        public Builder applications(NameFilter applications) {
             this.applications = applications;
-            return this;
-        }
-
-        public Builder nonIpAddress(NonIpAddress nonIpAddress) {
-            this.nonIpAddress = nonIpAddress;
             return this;
         }
 
@@ -169,7 +153,6 @@ public record EurekaOptions(
                     connectTimeout,
                     requestTimeout,
                     applications,
-                    nonIpAddress,
                     weightKey,
                     zoneKey,
                     regionKey,
@@ -209,8 +192,7 @@ public record EurekaOptions(
         Duration requestTimeout = bounded(entry, "requestTimeout", DEFAULT_REQUEST_TIMEOUT);
         if (connectTimeout != null) b.connectTimeout(connectTimeout);
         if (requestTimeout != null) b.requestTimeout(requestTimeout);
-        b.applications(ApplicationFilter.parse(entry, "serviceAllowlist", "serviceDenylist"));
-        b.nonIpAddress(entry.enumValue("nonIpAddress", NonIpAddress.class, NonIpAddress.RESOLVE));
+        b.applications(NameFilter.parse(entry, List.of()));
         b.weightKey(metadataKey(entry, "weightKey", b.weightKey));
         b.zoneKey(metadataKey(entry, "zoneKey", b.zoneKey));
         b.regionKey(metadataKey(entry, "regionKey", b.regionKey));
@@ -257,7 +239,7 @@ public record EurekaOptions(
         return "EurekaOptions{auth=" + (username == null ? "none" : username.describe() + "/" + password.describe())
                 + ", fetchInterval=" + format(fetchInterval) + ", maxBackoff=" + format(maxBackoff) + ", applications="
                 + applications
-                + ", nonIpAddress=" + nonIpAddress + ", weightKey=" + weightKey + ", zoneKey=" + zoneKey
+                + ", weightKey=" + weightKey + ", zoneKey=" + zoneKey
                 + ", regionKey=" + regionKey + ", hostTemplate=" + hostTemplate + "}";
     }
 }

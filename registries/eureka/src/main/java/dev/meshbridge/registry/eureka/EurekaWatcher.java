@@ -4,13 +4,14 @@ import com.netflix.appinfo.InstanceInfo;
 import com.netflix.discovery.shared.Applications;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.model.ServiceKey;
-import dev.meshbridge.core.spi.EventSink;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistrySynced;
 import dev.meshbridge.core.spi.RegistryWatcher;
-import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.watch.Backoff;
+import dev.meshbridge.core.watch.ShardPublisher;
+import dev.meshbridge.core.watch.WatcherKit;
 import dev.meshbridge.registry.eureka.EurekaHttp.FetchException;
 import java.time.Duration;
 import java.util.Collection;
@@ -19,10 +20,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,14 +32,15 @@ import org.slf4j.event.Level;
  * <p>How it keeps the catalog right:
  *
  * <ol>
- *   <li>one virtual thread owns all state: it fetches, applies, maps and sends; nothing else touches the state;
+ *   <li>the kit's owner thread ({@link dev.meshbridge.core.watch.SerialExecutor}) holds all state: each poll runs on
+ *       it (fetch, apply, map, send), and the next poll is scheduled on the kit's ticker;
  *   <li>a delta is applied to the local copy of the whole registry, then the copy's reconcile hash is compared with the
  *       server's {@code apps_hashcode}; on a mismatch a full fetch follows at once (as in Eureka's client);
  *   <li>a full fetch also follows every failure, a switch to another server, a server that refuses deltas (HTTP 403
  *       on {@code /apps/delta} while {@code /apps/} works), and a gap of more than {@link #MAX_DELTA_GAP} since the
  *       last successful fetch (longer than a server keeps its deltas); after it the watcher sends {@link
  *       RegistrySynced};
- *   <li>only applications whose service changed are sent, each as its full endpoint list;
+ *   <li>every application touched is handed to the kit's {@link ShardPublisher}, which sends only what changed;
  *   <li>the configured servers are peers: the watcher stays on the one that answers and, when it fails, tries the
  *       others in order; when all fail it reports {@link RegistryStatus#disconnected}, sends nothing (the catalog keeps
  *       its last state) and retries with jittered exponential backoff.
@@ -55,28 +53,17 @@ public final class EurekaWatcher implements RegistryWatcher {
     /** A poll later than this after the last success reads the whole registry (Eureka keeps deltas for 3 min). */
     static final Duration MAX_DELTA_GAP = Duration.ofSeconds(150);
 
-    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
-
     /** Counters of one watcher, for tests, benchmarks and debugging. */
     public record Stats(long fullFetches, long deltaFetches, long hashMismatches, long failovers, String server) {}
-
-    private enum State {
-        LATENT,
-        STARTED,
-        CLOSED
-    }
 
     private final RegistryConfig config;
     private final EurekaOptions options;
     private final RegistryStatus status;
-    private final EventSink events;
     private final List<String> servers;
     private final EurekaHttp http;
     private final ApplicationMapper mapper;
-    private final CountDownLatch stopSignal = new CountDownLatch(1);
-    private final Object lifecycle = new Object();
-    private State state = State.LATENT;
-    private Thread thread;
+    private final WatcherKit kit;
+    private final ShardPublisher publisher;
 
     private final AtomicLong fullFetches = new AtomicLong();
     private final AtomicLong deltaFetches = new AtomicLong();
@@ -84,9 +71,9 @@ public final class EurekaWatcher implements RegistryWatcher {
     private final AtomicLong failovers = new AtomicLong();
     private volatile int current;
 
-    // --- owned by the watcher thread ---
+    // --- owned by the kit's owner thread ---
     private final LocalRegistry registry = new LocalRegistry();
-    private final Map<String, ServiceUpsert> published = new HashMap<>();
+    private final Map<String, ServiceKey> published = new HashMap<>();
     private final Set<String> deltaRefused = new HashSet<>();
     private final Backoff backoff;
     private boolean fullFetchDue = true;
@@ -97,26 +84,18 @@ public final class EurekaWatcher implements RegistryWatcher {
         this.config = context.config();
         this.options = config.options(EurekaOptions.class);
         this.status = context.status();
-        this.events = context.events();
         this.servers = List.copyOf(config.addresses());
         if (servers.isEmpty()) throw new IllegalArgumentException("registry " + config.name() + " has no server URL");
         this.http = new EurekaHttp(options.connectTimeout(), options.requestTimeout());
         this.mapper = new ApplicationMapper(config, options, status);
-        this.backoff = new Backoff(
-                options.fetchInterval(),
-                options.maxBackoff(),
-                () -> ThreadLocalRandom.current().nextDouble());
+        this.kit = new WatcherKit(context, "meshbridge-eureka-" + config.name());
+        this.publisher = kit.publisher();
+        this.backoff = new Backoff(options.fetchInterval(), options.maxBackoff());
     }
 
     @Override
     public void start() {
-        synchronized (lifecycle) {
-            if (state != State.LATENT) throw new IllegalStateException("already started or closed");
-            state = State.STARTED;
-            thread = Thread.ofVirtual()
-                    .name("meshbridge-eureka-" + config.name())
-                    .start(this::run);
-        }
+        kit.start();
         log.info(
                 "registry={} type=eureka watching servers={} fetchInterval={} applications={} auth={}",
                 config.name(),
@@ -124,6 +103,7 @@ public final class EurekaWatcher implements RegistryWatcher {
                 EurekaOptions.format(options.fetchInterval()),
                 options.applications(),
                 options.authenticated() ? options.username().describe() : "none");
+        kit.loop().execute(this::pollAndReschedule);
     }
 
     public Stats stats() {
@@ -132,24 +112,21 @@ public final class EurekaWatcher implements RegistryWatcher {
     }
 
     private boolean stopping() {
-        return stopSignal.getCount() == 0;
+        return !kit.open();
     }
 
-    private void run() {
-        try {
-            while (!stopping()) {
-                Duration pause = poll() ? options.fetchInterval() : backoff.next();
-                if (stopSignal.await(pause.toNanos(), TimeUnit.NANOSECONDS)) return;
-            }
-        } catch (InterruptedException e) {
-            // closing
-        }
+    /** One round, then the next one after the fetch interval (or the backoff, when every server failed). */
+    private void pollAndReschedule() {
+        if (stopping()) return;
+        Duration pause = poll() ? options.fetchInterval() : backoff.next();
+        if (!stopping()) kit.loop().schedule(pause, this::pollAndReschedule);
     }
 
     /** One round: the current server, then the others in order. True when one of them answered. */
-    private boolean poll() throws InterruptedException {
+    private boolean poll() {
         String lastFailure = null;
         for (int attempt = 0; attempt < servers.size(); attempt++) {
+            if (stopping()) return false;
             int index = (current + attempt) % servers.size();
             String server = servers.get(index);
             try {
@@ -165,7 +142,7 @@ public final class EurekaWatcher implements RegistryWatcher {
                             failed);
                 }
                 backoff.reset();
-                lastSuccessNanos = System.nanoTime();
+                lastSuccessNanos = kit.ticker().nanoTime();
                 status.connected();
                 return true;
             } catch (FetchException e) {
@@ -173,8 +150,11 @@ public final class EurekaWatcher implements RegistryWatcher {
                 status.error(lastFailure, null);
                 fullFetchDue = true;
                 authorization = null;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // closing
+                return false;
             } catch (RuntimeException e) {
-                // a bug or an unexpected answer: keep the last state and the thread alive, read everything again
+                // a bug or an unexpected answer: keep the last state and the watcher alive, read everything again
                 lastFailure = "reading from " + server + " failed: " + e;
                 status.error(lastFailure, e);
                 log.warn("registry={} type=eureka unexpected failure", config.name(), e);
@@ -196,7 +176,7 @@ public final class EurekaWatcher implements RegistryWatcher {
         boolean full = fullFetchDue
                 || switching
                 || deltaRefused.contains(server)
-                || System.nanoTime() - lastSuccessNanos > MAX_DELTA_GAP.toNanos();
+                || kit.ticker().nanoTime() - lastSuccessNanos > MAX_DELTA_GAP.toNanos();
         boolean deltaForbidden = false;
         if (!full) {
             try {
@@ -236,7 +216,7 @@ public final class EurekaWatcher implements RegistryWatcher {
         publish(touched);
         fullFetchDue = false;
         if (stopping()) return;
-        events.accept(new RegistrySynced(config.name(), keys()));
+        publisher.synced();
         status.synced();
         // routine for a server that refuses deltas, worth a line otherwise (start, recovery, drift)
         log.atLevel(deltaRefused.contains(server) ? Level.DEBUG : Level.INFO)
@@ -263,13 +243,7 @@ public final class EurekaWatcher implements RegistryWatcher {
         return authorization;
     }
 
-    private Set<ServiceKey> keys() {
-        Set<ServiceKey> keys = new TreeSet<>();
-        for (ServiceUpsert u : published.values()) keys.add(u.key());
-        return keys;
-    }
-
-    /** Sends the applications whose service differs from what was last sent. */
+    /** Hands the applications to the publisher, which sends those whose service changed. */
     private void publish(Set<String> applications) {
         for (String app : applications) {
             if (stopping()) return;
@@ -281,22 +255,15 @@ public final class EurekaWatcher implements RegistryWatcher {
                 status.skipped("application " + app, e.toString());
                 continue;
             }
-            ServiceUpsert previous = published.get(app);
             if (upsert == null) {
-                if (previous != null) {
-                    published.remove(app);
-                    events.accept(new ServiceRemoval(previous.key()));
+                ServiceKey key = published.remove(app);
+                if (key != null) {
+                    publisher.remove(key);
                     log.debug("registry={} application={} removed", config.name(), app);
                 }
-            } else if (!upsert.equals(previous)) {
-                published.put(app, upsert);
-                events.accept(upsert);
-                log.debug(
-                        "registry={} application={} host={} endpoints={}",
-                        config.name(),
-                        app,
-                        upsert.host(),
-                        upsert.endpoints().size());
+            } else {
+                published.put(app, upsert.key());
+                publisher.upsert(upsert);
             }
         }
     }
@@ -321,26 +288,9 @@ public final class EurekaWatcher implements RegistryWatcher {
 
     @Override
     public void close() {
-        Thread t;
-        synchronized (lifecycle) {
-            if (state == State.CLOSED) return;
-            state = State.CLOSED;
-            t = thread;
-        }
-        stopSignal.countDown();
-        if (t != null) {
-            t.interrupt();
-            try {
-                if (!t.join(CLOSE_WAIT)) {
-                    log.warn(
-                            "registry={} type=eureka watcher thread did not stop within {}", config.name(), CLOSE_WAIT);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        http.close();
-        status.stopped();
+        if (!kit.beginClose()) return;
+        http.close(); // aborts a request in flight, so the owner thread stops at once
+        kit.close();
         log.info("registry={} type=eureka stopped", config.name());
     }
 }

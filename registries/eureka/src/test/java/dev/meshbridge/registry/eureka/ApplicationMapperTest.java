@@ -17,16 +17,4 @@ class ApplicationMapperTest {
         assertThat(ApplicationMapper.health(InstanceStatus.UNKNOWN)).isEqualTo(Health.UNHEALTHY);
         assertThat(ApplicationMapper.health(null)).isEqualTo(Health.UNHEALTHY);
     }
-
-    @Test
-    void ipLiteral_acceptsIpv4AndIpv6_andNeverLooksUpNames() {
-        assertThat(ApplicationMapper.ipLiteral("10.0.0.1")).isEqualTo("10.0.0.1");
-        assertThat(ApplicationMapper.ipLiteral(" 192.168.1.254 ")).isEqualTo("192.168.1.254");
-        assertThat(ApplicationMapper.ipLiteral("fd00::1")).isEqualTo("fd00:0:0:0:0:0:0:1");
-        assertThat(ApplicationMapper.ipLiteral("[::1]")).isEqualTo("0:0:0:0:0:0:0:1");
-        assertThat(ApplicationMapper.ipLiteral("256.0.0.1")).isNull();
-        assertThat(ApplicationMapper.ipLiteral("10.0.0")).isNull();
-        assertThat(ApplicationMapper.ipLiteral("localhost")).isNull();
-        assertThat(ApplicationMapper.ipLiteral("orders-7f9c.pod.cluster.local")).isNull();
-    }
 }

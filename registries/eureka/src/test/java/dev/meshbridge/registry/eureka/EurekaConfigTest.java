@@ -216,7 +216,7 @@ class EurekaConfigTest {
         assertThat(o.fetchInterval()).isEqualTo(Duration.ofSeconds(3));
         assertThat(o.applications().accepts("ORDERS")).isTrue();
         assertThat(o.applications().accepts("ORDERS-CANARY")).isFalse();
-        assertThat(o.nonIpAddress()).isEqualTo(EurekaOptions.NonIpAddress.RESOLVE);
+        assertThat(c.hostNames().mode()).isEqualTo(dev.meshbridge.core.config.HostNamePolicy.Mode.RESOLVE);
     }
 
     private String writePassword() throws IOException {

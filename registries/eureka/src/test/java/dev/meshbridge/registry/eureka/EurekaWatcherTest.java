@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import com.netflix.appinfo.AmazonInfo;
 import com.netflix.appinfo.InstanceInfo;
 import com.netflix.appinfo.InstanceInfo.InstanceStatus;
+import dev.meshbridge.core.config.HostNamePolicy;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
@@ -17,7 +18,12 @@ import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.testing.ManualTicker;
+import dev.meshbridge.core.testing.TableLookup;
 import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.core.watch.NameFilter;
+import dev.meshbridge.core.watch.Ticker;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import dev.meshbridge.registry.eureka.testing.EmbeddedEurekaServer;
 import dev.meshbridge.registry.eureka.testing.EurekaRegistrar;
 import java.time.Duration;
@@ -70,7 +76,12 @@ class EurekaWatcherTest {
     }
 
     private EurekaWatcher watch(RegistryConfig config) {
-        context = catalog.context(config);
+        return watch(config, WatcherRuntime.system());
+    }
+
+    private EurekaWatcher watch(RegistryConfig config, WatcherRuntime runtime) {
+        WatcherContext base = catalog.context(config);
+        context = new WatcherContext(config, base.events(), base.status(), runtime);
         EurekaWatcher w = new EurekaWatcher(context);
         watchers.add(w);
         w.start();
@@ -255,24 +266,65 @@ class EurekaWatcherTest {
     }
 
     @Test
-    void hostNameInsteadOfIp_resolve_keepsTheAppAndSkipsOnlyWhatDoesNotResolve() {
-        registrar.register(springCloudInstance("legacy", "10.0.7.1", 8080).build());
-        registrar.register(springCloudInstance("legacy", "localhost", 8081).build());
+    void polls_runOnlyAsTheInjectedTickerAdvances() {
+        ManualTicker ticker = new ManualTicker();
+        registrar.register(springCloudInstance("clock", "10.0.11.1", 8080).build());
+        EurekaWatcher watcher = watch(
+                RegistryConfig.of(
+                        "eureka",
+                        "eu",
+                        List.of(server.serviceUrl()),
+                        fast().fetchInterval(Duration.ofSeconds(30)).build()),
+                new WatcherRuntime(ticker, dev.meshbridge.core.watch.HostResolver.Lookup.SYSTEM));
+        catalog.awaitService("clock.eureka", x -> x.endpoints().size() == 1);
+        await().atMost(TestCatalog.TIMEOUT).until(() -> ticker.pending() == 1);
+
+        registrar.register(springCloudInstance("clock", "10.0.11.2", 8080).build());
+        assertThat(ticker.pendingDelays()).containsExactly(Duration.ofSeconds(30));
+        assertThat(catalog.service("clock.eureka").endpoints()).hasSize(1);
+
+        ticker.advance(Duration.ofSeconds(30));
+        catalog.awaitService("clock.eureka", x -> x.endpoints().size() == 2);
+        assertThat(watcher.stats().deltaFetches()).isEqualTo(1);
+    }
+
+    @Test
+    void preferIpAddressFalse_servesTheHostNameClientsConnectTo_notTheIpAddr() {
+        // Spring Cloud Netflix's default: hostName is the machine's name; Spring's and Netflix's clients connect to it
         registrar.register(
-                springCloudInstance("legacy", "no-such-host.invalid", 8082).build());
-        watch(fast().nonIpAddress(EurekaOptions.NonIpAddress.RESOLVE).build());
+                springCloudInstance("legacy", "localhost", "10.0.7.9", 8081).build());
+        registrar.register(springCloudInstance("legacy", "10.0.7.1", 8080).build());
+        watch(fast().build());
 
         MeshService s = catalog.awaitService("legacy.eureka", x -> x.endpoints().size() == 2);
-        assertThat(s.endpoints()).extracting(Endpoint::address).containsExactlyInAnyOrder("10.0.7.1", "127.0.0.1");
+        assertThat(s.endpoints()).extracting(Endpoint::address).containsExactly("10.0.7.1", "127.0.0.1");
         assertThat(endpoint(s, "127.0.0.1").ports()).containsExactly(Map.entry("http", 8081));
-        assertThat(status().skippedCount()).isPositive();
+        assertThat(status().skippedCount()).isZero();
+    }
+
+    @Test
+    void hostNameThatDoesNotResolve_leavesOutOnlyThatInstance_reported() {
+        TableLookup dns = new TableLookup().put("box-1.corp", "10.0.7.21");
+        registrar.register(
+                springCloudInstance("legacy3", "box-1.corp", "10.0.7.11", 8080).build());
+        registrar.register(
+                springCloudInstance("legacy3", "gone.corp", "10.0.7.12", 8080).build());
+        watch(
+                RegistryConfig.of("eureka", "eu", List.of(server.serviceUrl()), fast().build()),
+                new WatcherRuntime(Ticker.system(), dns));
+
+        MeshService s = catalog.awaitService("legacy3.eureka");
+        assertThat(s.endpoints()).extracting(Endpoint::address).containsExactly("10.0.7.21");
+        await().atMost(TestCatalog.TIMEOUT).until(() -> status().skippedCount() > 0);
     }
 
     @Test
     void hostNameInsteadOfIp_skip_leavesOutOnlyThatInstance() {
         registrar.register(springCloudInstance("legacy2", "10.0.8.1", 8080).build());
-        registrar.register(springCloudInstance("legacy2", "localhost", 8081).build());
-        watch(fast().nonIpAddress(EurekaOptions.NonIpAddress.SKIP).build());
+        registrar.register(
+                springCloudInstance("legacy2", "localhost", "10.0.8.2", 8081).build());
+        watch(RegistryConfig.of("eureka", "eu", List.of(server.serviceUrl()), fast().build())
+                .withHostNames(new HostNamePolicy(HostNamePolicy.Mode.SKIP, HostNamePolicy.DEFAULT_REFRESH)));
 
         MeshService s = catalog.awaitService("legacy2.eureka");
         assertThat(s.endpoints()).extracting(Endpoint::address).containsExactly("10.0.8.1");
@@ -285,7 +337,7 @@ class EurekaWatcherTest {
         registrar.register(
                 springCloudInstance("orders-canary", "10.0.9.2", 8080).build());
         registrar.register(springCloudInstance("reporting", "10.0.9.3", 8080).build());
-        watch(fast().applications(ApplicationFilter.of(List.of("orders-*"), List.of("*-CANARY")))
+        watch(fast().applications(NameFilter.of(List.of("orders-*"), List.of("*-CANARY")))
                 .build());
 
         catalog.awaitService("orders-api.eureka");

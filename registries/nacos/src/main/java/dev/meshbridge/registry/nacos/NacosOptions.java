@@ -37,6 +37,8 @@ import java.util.function.Function;
  * @param dubboInterfaceTemplate host naming of Dubbo interface-level services ({@code dubboInterfaceHostTemplate})
  * @param dubboApplicationTemplate host naming of Dubbo 3 application-level services
  *     ({@code dubboApplicationHostTemplate})
+ * @param dubboConsumerApplication the Dubbo consumer application the bridge stands for when it applies override rules
+ *     ({@code dubboConsumerApplication}), or null for none
  */
 public record NacosOptions(
         List<String> namespaceIds,
@@ -57,7 +59,8 @@ public record NacosOptions(
         boolean fuzzyWatch,
         HostTemplate hostTemplate,
         HostTemplate dubboInterfaceTemplate,
-        HostTemplate dubboApplicationTemplate) {
+        HostTemplate dubboApplicationTemplate,
+        String dubboConsumerApplication) {
 
     /** Nacos's public namespace: its id on 2.x and 3.x servers. */
     public static final String PUBLIC_NAMESPACE = "public";
@@ -116,7 +119,23 @@ public record NacosOptions(
                 true,
                 HostTemplate.parse(DEFAULT_HOST_TEMPLATE, HOST_VARIABLES),
                 DubboNaming.interfaceTemplate(null),
-                DubboNaming.applicationTemplate(null));
+                DubboNaming.applicationTemplate(null),
+                null);
+    }
+
+    /**
+     * The namespace whose Dubbo services are the home environment (no {@code {env}} in their hosts): {@code public}
+     * when it is watched (listed, or with {@code "*"}), else the first namespace listed.
+     */
+    public String homeNamespace() {
+        if (allNamespaces || namespaceIds.contains(PUBLIC_NAMESPACE)) return PUBLIC_NAMESPACE;
+        return namespaceIds.get(0);
+    }
+
+    /** The home group: {@code DEFAULT_GROUP} when it is watched (listed, or with {@code ["*"]}), else the first listed. */
+    public String homeGroup() {
+        if (allGroups || groups.contains(DEFAULT_GROUP)) return DEFAULT_GROUP;
+        return groups.get(0);
     }
 
     /** The namespace value hosts use for a namespace id: {@code nacosNamespace} when given, else the id. */
@@ -199,6 +218,11 @@ public record NacosOptions(
                 entry, "dubboInterfaceHostTemplate", DubboNaming::interfaceTemplate, d.dubboInterfaceTemplate());
         HostTemplate dubboApplication = template(
                 entry, "dubboApplicationHostTemplate", DubboNaming::applicationTemplate, d.dubboApplicationTemplate());
+        String consumerApp = entry.string("dubboConsumerApplication", null);
+        if (consumerApp != null && consumerApp.isBlank()) {
+            entry.problem("dubboConsumerApplication", "must not be empty");
+            consumerApp = null;
+        }
 
         return new NacosOptions(
                 namespaceIds,
@@ -219,7 +243,8 @@ public record NacosOptions(
                 fuzzyWatch,
                 hostTemplate,
                 dubboInterface,
-                dubboApplication);
+                dubboApplication,
+                consumerApp == null ? null : consumerApp.trim());
     }
 
     /** Two secrets that go together: both or neither. */

@@ -4,6 +4,8 @@ import com.alibaba.nacos.api.naming.pojo.Instance;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.dubbo.DubboEndpoints;
 import dev.meshbridge.core.dubbo.DubboNaming;
+import dev.meshbridge.core.dubbo.DubboOverrides;
+import dev.meshbridge.core.dubbo.DubboUrl;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.Protocol;
@@ -11,6 +13,8 @@ import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.watch.Duplicates;
+import dev.meshbridge.core.watch.ServicePorts;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -53,7 +57,24 @@ final class NacosServiceMapper {
             DubboEndpoints.METADATA_KEY, "dubbo.metadata.", "dubbo.metadata-service.", "dubbo.subscribed-services");
 
     /** What mapping produced: the upsert (null when the service cannot be named), and what was left out. */
-    record Result(ServiceUpsert upsert, List<Skip> skipped, Map<String, List<Labels.Dropped>> droppedLabels) {}
+    /**
+     * @param ruleKey for a Dubbo interface, the config data id of its override rules ({@code
+     *     <iface>:<version>:<group>.configurators}), else null
+     */
+    record Result(
+            ServiceUpsert upsert, List<Skip> skipped, Map<String, List<Labels.Dropped>> droppedLabels, String ruleKey) {
+        Result(ServiceUpsert upsert, List<Skip> skipped, Map<String, List<Labels.Dropped>> droppedLabels) {
+            this(upsert, skipped, droppedLabels, null);
+        }
+    }
+
+    /** The override rules of a Dubbo interface in a namespace, in Dubbo's order (see {@link DubboOverrides#apply}). */
+    @FunctionalInterface
+    interface Rules {
+        Rules NONE = (namespace, ruleKey) -> List.of();
+
+        List<List<DubboOverrides.Rule>> of(String namespace, String ruleKey);
+    }
 
     /** A left-out item and why. */
     record Skip(String item, String reason) {}
@@ -73,6 +94,15 @@ final class NacosServiceMapper {
      * @param instances every instance Nacos gives for it
      */
     Result map(ServiceKey key, List<Instance> instances) {
+        return map(key, instances, Rules.NONE);
+    }
+
+    /**
+     * Maps one service, applying the override rules of Dubbo interfaces.
+     *
+     * @param rules where the override rules come from
+     */
+    Result map(ServiceKey key, List<Instance> instances, Rules rules) {
         List<Skip> skipped = new ArrayList<>();
         Map<String, List<Labels.Dropped>> dropped = new LinkedHashMap<>();
         List<Instance> sorted = new ArrayList<>(instances);
@@ -82,12 +112,22 @@ final class NacosServiceMapper {
         Kind kind = kind(key.name(), sorted);
         String host;
         TreeMap<String, String> serviceLabels = new TreeMap<>();
+        DubboName dubboName = null;
         try {
             host = switch (kind) {
-                case DUBBO_INTERFACE -> dubboInterfaceHost(key, sorted, serviceLabels);
+                case DUBBO_INTERFACE -> {
+                    DubboName name = DubboName.parse(key.name());
+                    if (name.ambiguous() != null) {
+                        name = name.resolve(sorted);
+                        sorted = keepMatching(key, name, sorted, skipped);
+                    }
+                    dubboName = name;
+                    yield dubboInterfaceHost(key, name, sorted, serviceLabels);
+                }
                 case DUBBO_APPLICATION -> {
                     putIfValid(serviceLabels, "dubbo.application", key.name());
-                    yield DubboNaming.applicationHost(options.dubboApplicationTemplate(), config.name(), key.name());
+                    yield DubboNaming.applicationHost(
+                            options.dubboApplicationTemplate(), config.name(), key.name(), environment(key));
                 }
                 case PLAIN ->
                     options.hostTemplate()
@@ -103,28 +143,36 @@ final class NacosServiceMapper {
             return new Result(null, skipped, dropped);
         }
 
-        List<Endpoint> endpoints = new ArrayList<>();
-        Map<String, PortUse> ports = new TreeMap<>();
+        String ruleKey = dubboName == null
+                ? null
+                : DubboOverrides.ruleKey(dubboName.iface(), dubboName.version(), dubboName.group());
+        List<List<DubboOverrides.Rule>> overrides = ruleKey == null ? List.of() : rules.of(key.namespace(), ruleKey);
+        String serviceKey = dubboName == null
+                ? null
+                : DubboOverrides.serviceKey(dubboName.iface(), dubboName.group(), dubboName.version());
+        List<Duplicates.Candidate> candidates = new ArrayList<>();
+        Map<String, Protocol> protocols = new TreeMap<>();
         for (Instance instance : sorted) {
-            String item = describe(key) + " instance " + instance.getIp() + ":" + instance.getPort();
+            String item = describe(key) + " instance " + instance.getIp() + ":" + instance.getPort()
+                    + (instance.getClusterName() == null ? "" : "@" + instance.getClusterName());
             try {
                 Endpoint e = switch (kind) {
-                    case DUBBO_INTERFACE -> dubboInterfaceEndpoint(instance, ports, item, dropped);
-                    case DUBBO_APPLICATION -> dubboApplicationEndpoint(instance, ports, item, dropped);
-                    case PLAIN -> plainEndpoint(instance, ports, item, dropped);
+                    case DUBBO_INTERFACE ->
+                        dubboInterfaceEndpoint(instance, protocols, item, dropped, serviceKey, overrides);
+                    case DUBBO_APPLICATION -> dubboApplicationEndpoint(instance, protocols, item, dropped);
+                    case PLAIN -> plainEndpoint(instance, protocols, item, dropped);
                 };
-                endpoints.add(e);
+                candidates.add(new Duplicates.Candidate(e, timestamp(instance), item));
             } catch (IllegalArgumentException ex) {
                 skipped.add(new Skip(item, ex.getMessage()));
             }
         }
-        List<ServicePort> servicePorts = new ArrayList<>();
-        for (Map.Entry<String, PortUse> p : ports.entrySet()) {
-            PortUse use = p.getValue();
-            servicePorts.add(new ServicePort(
-                    p.getKey(), config.servicePort(p.getKey(), use.protocol, use.lowestPort), use.protocol));
-        }
-        return new Result(new ServiceUpsert(key, host, servicePorts, endpoints, serviceLabels), skipped, dropped);
+        Duplicates.Result picked = Duplicates.pick(candidates);
+        for (Duplicates.Dropped d : picked.dropped())
+            skipped.add(new Skip(d.dropped().id(), d.reason()));
+        List<ServicePort> ports = ServicePorts.of(config, picked.endpoints(), protocols::get);
+        return new Result(
+                new ServiceUpsert(key, host, ports, picked.endpoints(), serviceLabels), skipped, dropped, ruleKey);
     }
 
     private enum Kind {
@@ -144,33 +192,98 @@ final class NacosServiceMapper {
         return Kind.PLAIN;
     }
 
-    /** The protocol and lowest real port seen for one port name. */
-    private static final class PortUse {
-        final Protocol protocol;
-        int lowestPort;
+    /** The protocol a port name stands for, the same whatever the instance order. */
+    private static void usePort(Map<String, Protocol> protocols, String name, Protocol protocol) {
+        protocols.merge(name, protocol, (a, b) -> a.compareTo(b) <= 0 ? a : b);
+    }
 
-        PortUse(Protocol protocol, int port) {
-            this.protocol = protocol;
-            this.lowestPort = port;
+    /** When the instance registered, when it says (Dubbo providers carry {@code timestamp}); 0 otherwise. */
+    private static long timestamp(Instance instance) {
+        String t = metadata(instance).get("timestamp");
+        if (t == null) return 0;
+        try {
+            return Long.parseLong(t.trim());
+        } catch (NumberFormatException e) {
+            return 0;
         }
     }
 
-    private static void usePort(Map<String, PortUse> ports, String name, Protocol protocol, int port) {
-        PortUse use = ports.get(name);
-        if (use == null) {
-            ports.put(name, new PortUse(protocol, port));
-        } else if (port < use.lowestPort) {
-            use.lowestPort = port;
+    /**
+     * The Dubbo identity in a Nacos service name. Dubbo 2.7.3 and later write {@code
+     * providers:<interface>:<version>:<group>} with empty parts kept; Dubbo 2.7.2 and earlier (and {@code
+     * register-compatible}) left empty parts out, so {@code providers:<interface>:<x>} holds a version or a group: the
+     * instances' own {@code version} and {@code group} parameters say which ({@link #resolve}).
+     *
+     * @param ambiguous the {@code <x>} of a three-part name, else null
+     */
+    record DubboName(String iface, String version, String group, String ambiguous) {
+
+        static DubboName parse(String serviceName) {
+            String[] parts = serviceName.substring(DUBBO_PROVIDERS.length()).split(":", -1);
+            String iface = parts[0];
+            if (iface.isEmpty()) throw new IllegalArgumentException("Dubbo service name has no interface");
+            if (parts.length == 2) return new DubboName(iface, "", "", parts[1]);
+            return new DubboName(iface, parts.length > 1 ? parts[1] : "", parts.length > 2 ? parts[2] : "", null);
+        }
+
+        /**
+         * Which of version and group the {@code <x>} is: the first instance (in address order) whose parameters carry
+         * {@code <x>} as its group (and not as its version) makes it the group; one that carries it as its version makes
+         * it the version; with no instance saying, it is the version (Dubbo wrote the version first).
+         */
+        DubboName resolve(List<Instance> instances) {
+            for (Instance i : instances) {
+                Map<String, String> p = DubboUrl.withDefaults(metadata(i));
+                String v = p.getOrDefault("version", "");
+                String g = p.getOrDefault("group", "");
+                if (ambiguous.equals(g) && !ambiguous.equals(v)) return new DubboName(iface, v, ambiguous, null);
+                if (ambiguous.equals(v)) return new DubboName(iface, ambiguous, g, null);
+            }
+            return new DubboName(iface, ambiguous, "", null);
+        }
+
+        /** True when the instance's own parameters (if it has them) say this version and group. */
+        boolean matches(Instance instance) {
+            Map<String, String> p = DubboUrl.withDefaults(metadata(instance));
+            if (!p.containsKey("version") && !p.containsKey("group")) return true;
+            return p.getOrDefault("version", "").equals(version)
+                    && p.getOrDefault("group", "").equals(group);
         }
     }
 
-    private String dubboInterfaceHost(ServiceKey key, List<Instance> instances, Map<String, String> serviceLabels) {
-        // providers:<interface>:<version>:<group>, as Dubbo's NacosRegistry names it (empty parts stay empty)
-        String[] parts = key.name().substring(DUBBO_PROVIDERS.length()).split(":", -1);
-        String iface = parts[0];
-        if (iface.isEmpty()) throw new IllegalArgumentException("Dubbo service name has no interface");
-        String version = parts.length > 1 ? parts[1] : "";
-        String group = parts.length > 2 ? parts[2] : "";
+    /** The instances of a three-part Dubbo name that agree with its resolved version and group; the others reported. */
+    private static List<Instance> keepMatching(
+            ServiceKey key, DubboName name, List<Instance> instances, List<Skip> skipped) {
+        List<Instance> out = new ArrayList<>(instances.size());
+        for (Instance i : instances) {
+            if (name.matches(i)) {
+                out.add(i);
+            } else {
+                Map<String, String> p = DubboUrl.withDefaults(metadata(i));
+                skipped.add(new Skip(
+                        describe(key) + " instance " + i.getIp() + ":" + i.getPort(),
+                        "its parameters say version '" + p.getOrDefault("version", "") + "' group '"
+                                + p.getOrDefault("group", "") + "', while the service's other instances say version '"
+                                + name.version() + "' group '" + name.group() + "'"));
+            }
+        }
+        return out;
+    }
+
+    /** Where a Nacos service lives, for the Dubbo host templates: its namespace and group, and whether they are home. */
+    private DubboNaming.Environment environment(ServiceKey key) {
+        return DubboNaming.Environment.nacos(
+                options.namespaceInHost(key.namespace()),
+                key.namespace().equals(options.homeNamespace()),
+                key.group(),
+                key.group().equals(options.homeGroup()));
+    }
+
+    private String dubboInterfaceHost(
+            ServiceKey key, DubboName name, List<Instance> instances, Map<String, String> serviceLabels) {
+        String iface = name.iface();
+        String version = name.version();
+        String group = name.group();
         String application = "";
         for (Instance i : instances) {
             String app = metadata(i).get("application");
@@ -183,13 +296,30 @@ final class NacosServiceMapper {
         if (!version.isEmpty()) putIfValid(serviceLabels, "dubbo.version", version);
         if (!group.isEmpty()) putIfValid(serviceLabels, "dubbo.group", group);
         return DubboNaming.interfaceHost(
-                options.dubboInterfaceTemplate(), config.name(), iface, version, group, application);
+                options.dubboInterfaceTemplate(), config.name(), iface, version, group, application, environment(key));
     }
 
     private Endpoint dubboInterfaceEndpoint(
-            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
-        Map<String, String> params = metadata(instance);
+            Instance instance,
+            Map<String, Protocol> ports,
+            String item,
+            Map<String, List<Labels.Dropped>> dropped,
+            String serviceKey,
+            List<List<DubboOverrides.Rule>> overrides) {
+        Map<String, String> params = DubboUrl.withDefaults(metadata(instance));
         int port = checkAddress(instance);
+        if (!overrides.isEmpty()) {
+            Map<String, String> overridden = DubboOverrides.apply(
+                    new DubboOverrides.Provider(instance.getIp(), port, serviceKey, params),
+                    options.dubboConsumerApplication(),
+                    overrides);
+            // the labels stay the provider's own; what the rules change is whether and how much it gets traffic
+            Map<String, String> traffic = new LinkedHashMap<>(params);
+            for (String k : List.of("disabled", "enabled", "weight")) {
+                if (overridden.containsKey(k)) traffic.put(k, overridden.get(k));
+            }
+            params = traffic;
+        }
         String protocol = params.getOrDefault("protocol", Protocol.DUBBO.portName());
         String portName = DubboNaming.portName(protocol);
         // Dubbo's NacosRegistry adds protocol and path to the URL parameters only to rebuild the URL: not labels
@@ -200,12 +330,12 @@ final class NacosServiceMapper {
         Endpoint.Builder b = DubboNaming.endpoint(instance.getIp(), portName, port, params, labels);
         if (!params.containsKey("weight")) b.weight(weight(instance.getWeight()));
         b.enabled(instance.isEnabled() && DubboNaming.enabled(params)).health(health(instance));
-        usePort(ports, portName, DubboNaming.protocol(protocol), port);
+        usePort(ports, portName, DubboNaming.protocol(protocol));
         return b.build();
     }
 
     private Endpoint dubboApplicationEndpoint(
-            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+            Instance instance, Map<String, Protocol> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
         Map<String, String> metadata = metadata(instance);
         int instancePort = checkAddress(instance);
         List<DubboEndpoints.ProtocolPort> protocolPorts;
@@ -230,19 +360,19 @@ final class NacosServiceMapper {
         for (DubboEndpoints.ProtocolPort pp : protocolPorts) {
             String portName = DubboNaming.portName(pp.protocol());
             b.port(portName, pp.port());
-            usePort(ports, portName, DubboNaming.protocol(pp.protocol()), pp.port());
+            usePort(ports, portName, DubboNaming.protocol(pp.protocol()));
         }
         return b.build();
     }
 
     private Endpoint plainEndpoint(
-            Instance instance, Map<String, PortUse> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
+            Instance instance, Map<String, Protocol> ports, String item, Map<String, List<Labels.Dropped>> dropped) {
         Map<String, String> metadata = metadata(instance);
         int port = checkAddress(instance);
         Protocol protocol = Protocol.parse(metadata.get("protocol"))
                 .orElse("true".equalsIgnoreCase(metadata.get("secure")) ? Protocol.HTTPS : Protocol.HTTP);
         Labels.Result labels = withCluster(Labels.sanitize(metadata), instance, item, dropped);
-        usePort(ports, protocol.portName(), protocol, port);
+        usePort(ports, protocol.portName(), protocol);
         return Endpoint.builder(instance.getIp())
                 .port(protocol.portName(), port)
                 .weight(weight(instance.getWeight()))

@@ -2,6 +2,9 @@ package dev.meshbridge.registry.nacos;
 
 import com.alibaba.nacos.api.PropertyKeyConst;
 import com.alibaba.nacos.api.common.Constants;
+import com.alibaba.nacos.api.config.ConfigFactory;
+import com.alibaba.nacos.api.config.ConfigService;
+import com.alibaba.nacos.api.config.listener.AbstractListener;
 import com.alibaba.nacos.api.exception.NacosException;
 import com.alibaba.nacos.api.exception.runtime.NacosRuntimeException;
 import com.alibaba.nacos.api.naming.CommonParams;
@@ -15,15 +18,16 @@ import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import com.alibaba.nacos.api.naming.pojo.Instance;
 import com.alibaba.nacos.api.naming.pojo.ListView;
 import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.dubbo.DubboOverrides;
 import dev.meshbridge.core.model.ServiceKey;
-import dev.meshbridge.core.spi.EventSink;
-import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistrySynced;
 import dev.meshbridge.core.spi.RegistryWatcher;
-import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.watch.Backoff;
+import dev.meshbridge.core.watch.ShardPublisher;
+import dev.meshbridge.core.watch.WatcherKit;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -45,13 +49,11 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,9 +65,10 @@ import org.slf4j.LoggerFactory;
  * <p>How it works:
  *
  * <ol>
- *   <li>one loop thread owns all state; nacos-client callbacks (instance pushes, fuzzy-watch notifications) only
- *       enqueue onto it, and blocking calls run on an I/O thread and a small subscribe pool, which post their results
- *       back;
+ *   <li>the kit's owner thread ({@link dev.meshbridge.core.watch.SerialExecutor}) owns all state; nacos-client
+ *       callbacks (instance pushes, fuzzy-watch notifications) only enqueue onto it, and blocking calls run on an I/O
+ *       thread and a small subscribe pool, which post their results back; every change leaves through the kit's
+ *       {@link ShardPublisher};
  *   <li>a refresh round lists the services of every watched namespace and group (gRPC {@code ServiceListRequest},
  *       paged; the HTTP service list for all groups), subscribes to each new service and unsubscribes from services
  *       that disappeared; the next round starts {@link NacosOptions#refreshInterval()} after one ends;
@@ -89,23 +92,18 @@ public final class NacosWatcher implements RegistryWatcher {
     private static final int SUBSCRIBE_THREADS = 4;
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
     private static final String NACOS_DEFAULT_LOGGING = "nacos.logging.default.config.enabled";
+    /** The config group Dubbo's config center on Nacos keeps its rules in. */
+    static final String DUBBO_CONFIG_GROUP = "dubbo";
 
-    private enum Lifecycle {
-        LATENT,
-        STARTED,
-        CLOSED
-    }
-
-    private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
     private final RegistryConfig config;
     private final NacosOptions options;
     private final String registry;
-    private final EventSink events;
     private final RegistryStatus status;
     private final NacosServiceMapper mapper;
     private final ServiceFilter filter;
     private final NacosHttpApi http;
-    private final ScheduledExecutorService loop;
+    private final WatcherKit kit;
+    private final ShardPublisher publisher;
     private final ExecutorService io;
     private final ExecutorService subscribePool;
 
@@ -118,9 +116,11 @@ public final class NacosWatcher implements RegistryWatcher {
 
     // loop thread only
     private final Map<ServiceKey, Tracked> tracked = new HashMap<>();
-    private boolean closed;
+    private final Map<RuleId, RuleWatch> ruleWatches = new HashMap<>();
+    // config clients by namespace (Dubbo's config center): created on the subscribe pool, read by it
+    private final Map<String, ConfigService> configServices = new ConcurrentHashMap<>();
+    private final Backoff backoff;
     private boolean needSync = true;
-    private int failures;
     private boolean authFailing;
 
     /** One watched service: its subscription and what was last sent for it. */
@@ -130,16 +130,17 @@ public final class NacosWatcher implements RegistryWatcher {
         final long firstSeenNanos;
         boolean subscribed;
         boolean subscribing;
-        ServiceUpsert last;
+        /** The last instance list, mapped again when an override rule of the service changes. */
+        List<Instance> lastInstances;
+        /** The override rules this service (a Dubbo interface) follows: its own, and the consumer application's. */
+        RuleId serviceRules;
+
+        RuleId appRules;
 
         Tracked(ServiceKey key, Subscription subscription, long firstSeenNanos) {
             this.key = key;
             this.subscription = subscription;
             this.firstSeenNanos = firstSeenNanos;
-        }
-
-        boolean hasEndpoints() {
-            return last != null && !last.endpoints().isEmpty();
         }
     }
 
@@ -150,24 +151,26 @@ public final class NacosWatcher implements RegistryWatcher {
         this.config = config;
         this.options = config.options(NacosOptions.class);
         this.registry = config.name();
-        this.events = context.events();
         this.status = context.status();
         this.mapper = new NacosServiceMapper(config, options);
         this.filter = new ServiceFilter(options.allow(), options.deny());
         this.http = new NacosHttpApi(
                 config.addresses(), options.contextPath(), options.username(), options.password(), options.timeout());
-        this.loop = Executors.newSingleThreadScheduledExecutor(threads("loop"));
+        this.kit = new WatcherKit(context, "meshbridge-nacos-" + registry + "-loop");
+        this.publisher = kit.publisher();
+        Duration interval = options.refreshInterval();
+        Duration longest = Duration.ofMillis(Math.max(MAX_BACKOFF.toMillis(), 2 * interval.toMillis()));
+        this.backoff = new Backoff(interval.multipliedBy(2), longest);
         this.io = Executors.newSingleThreadExecutor(threads("io"));
         this.subscribePool = Executors.newFixedThreadPool(SUBSCRIBE_THREADS, threads("subscribe"));
     }
 
     @Override
     public void start() {
-        if (!lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED)) {
-            throw new IllegalStateException("Nacos watcher " + registry + " was already started or closed");
-        }
+        kit.start();
         // nacos-client would otherwise install its own logback/log4j2 configuration and write log files
         if (System.getProperty(NACOS_DEFAULT_LOGGING) == null) System.setProperty(NACOS_DEFAULT_LOGGING, "false");
+        ConfigSnapshots.keepOutOfHome();
         try {
             cacheDir = Files.createTempDirectory("meshbridge-nacos-" + registry + "-");
         } catch (IOException e) {
@@ -186,16 +189,8 @@ public final class NacosWatcher implements RegistryWatcher {
 
     @Override
     public void close() {
-        Lifecycle previous = lifecycle.getAndSet(Lifecycle.CLOSED);
-        if (previous == Lifecycle.CLOSED) return;
-        if (previous == Lifecycle.STARTED) {
-            try {
-                loop.submit(() -> closed = true).get(5, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                log.debug("registry={} loop did not stop in time", registry, e);
-            }
-        }
-        loop.shutdownNow();
+        if (!kit.beginClose()) return;
+        kit.loop().close();
         subscribePool.shutdownNow();
         io.shutdownNow();
         try {
@@ -205,18 +200,30 @@ public final class NacosWatcher implements RegistryWatcher {
             Thread.currentThread().interrupt();
         }
         for (Map.Entry<String, NamingService> c : clients.entrySet()) shutDown(c.getKey(), c.getValue());
+        for (ConfigService c : configServices.values()) {
+            try {
+                c.shutDown();
+            } catch (NacosException | RuntimeException e) {
+                log.debug("registry={} config client shutdown failed", registry, e);
+            }
+        }
+        configServices.clear();
         clients.clear();
         http.close();
         deleteCacheDir();
-        status.stopped();
+        kit.close();
         log.info("registry={} type={} stopped", registry, TYPE);
     }
 
     // ---------------------------------------------------------------- loop thread
 
+    private boolean closed() {
+        return !kit.open();
+    }
+
     private void refresh() {
-        if (closed) return;
-        long started = System.nanoTime();
+        if (closed()) return;
+        long started = kit.ticker().nanoTime();
         try {
             io.execute(() -> {
                 Listing listing;
@@ -236,7 +243,7 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     private void onListing(Listing listing) {
-        if (closed) return;
+        if (closed()) return;
         Set<ServiceKey> listed = new LinkedHashSet<>();
         listing.services().forEach((namespace, names) -> {
             for (NacosHttpApi.GroupedName n : names) {
@@ -245,7 +252,8 @@ public final class NacosWatcher implements RegistryWatcher {
         });
         List<CompletableFuture<Void>> subscribes = new ArrayList<>();
         for (ServiceKey key : listed) {
-            Tracked t = tracked.computeIfAbsent(key, k -> new Tracked(k, new Subscription(k), System.nanoTime()));
+            Tracked t = tracked.computeIfAbsent(
+                    key, k -> new Tracked(k, new Subscription(k), kit.ticker().nanoTime()));
             if (!t.subscribed && !t.subscribing) subscribes.add(subscribe(t));
         }
         List<Tracked> gone = new ArrayList<>();
@@ -258,13 +266,13 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     private void onRoundDone(Listing listing) {
-        if (closed) return;
-        if (failures > 0 || status.state() != RegistryStatus.State.UP) status.connected();
+        if (closed()) return;
+        if (backoff.failures() > 0 || status.state() != RegistryStatus.State.UP) status.connected();
         if (authFailing) log.info("registry={} type={} authentication works again", registry, TYPE);
-        failures = 0;
+        backoff.reset();
         authFailing = false;
         if (needSync) {
-            emit(new RegistrySynced(registry, tracked.keySet()));
+            publisher.synced();
             needSync = false;
             log.info(
                     "registry={} type={} synced: namespaces={} services={}",
@@ -278,8 +286,7 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     private void onRoundFailed(Exception e) {
-        if (closed) return;
-        failures++;
+        if (closed()) return;
         needSync = true;
         String reason = reason(e);
         if (isAuthFailure(e)) {
@@ -289,18 +296,15 @@ public final class NacosWatcher implements RegistryWatcher {
         }
         status.error(reason, e instanceof NacosException || e instanceof IOException ? null : e);
         status.disconnected(reason);
-        long base = options.refreshInterval().toMillis() << Math.min(failures, 6);
-        schedule(jitter(Duration.ofMillis(Math.min(
-                base,
-                Math.max(MAX_BACKOFF.toMillis(), 2 * options.refreshInterval().toMillis())))));
+        schedule(backoff.next());
     }
 
     private void onServiceAdded(String namespace, String group, String name) {
-        if (closed || !filter.accepts(name)) return;
+        if (closed() || !filter.accepts(name)) return;
         if (!options.allGroups() && !options.groups().contains(group)) return;
         ServiceKey key = key(namespace, group, name);
         if (tracked.containsKey(key)) return;
-        Tracked t = new Tracked(key, new Subscription(key), System.nanoTime());
+        Tracked t = new Tracked(key, new Subscription(key), kit.ticker().nanoTime());
         tracked.put(key, t);
         log.debug("registry={} new service {} pushed by Nacos", registry, NacosServiceMapper.describe(key));
         subscribe(t);
@@ -337,7 +341,7 @@ public final class NacosWatcher implements RegistryWatcher {
 
     private void onSubscribed(Tracked t, long eventsBefore, List<Instance> instances) {
         t.subscribing = false;
-        if (closed) return;
+        if (closed()) return;
         if (tracked.get(t.key) != t) {
             unsubscribe(t); // the service went away while this subscription was being made
             return;
@@ -349,46 +353,200 @@ public final class NacosWatcher implements RegistryWatcher {
 
     private void onSubscribeFailed(Tracked t, String reason) {
         t.subscribing = false;
-        if (closed || tracked.get(t.key) != t) return;
+        if (closed() || tracked.get(t.key) != t) return;
         status.error("subscribe to " + NacosServiceMapper.describe(t.key) + ": " + reason, null);
     }
 
     private void onInstances(Subscription subscription, List<Instance> instances) {
-        if (closed) return;
+        if (closed()) return;
         Tracked t = tracked.get(subscription.key);
         if (t == null || t.subscription != subscription) return;
         apply(t, instances);
     }
 
     private void apply(Tracked t, List<Instance> instances) {
+        t.lastInstances = instances;
         if (instances.isEmpty()) {
-            // no instance left to tell the service's kind: it keeps its host, so an empty-service grace applies to it
-            if (t.hasEndpoints()) {
-                t.last = new ServiceUpsert(t.key, t.last.host(), t.last.ports(), List.of(), t.last.labels());
-                emit(t.last);
-            }
+            // the shard keeps its host in the aggregator, so an empty-service grace applies to it
+            publisher.remove(t.key);
             return;
         }
-        NacosServiceMapper.Result r = mapper.map(t.key, instances);
+        NacosServiceMapper.Result r = mapper.map(t.key, instances, this::rules);
+        if (r.ruleKey() != null) watchRules(t, r.ruleKey());
         for (NacosServiceMapper.Skip s : r.skipped()) status.skipped(s.item(), s.reason());
         r.droppedLabels().forEach(status::droppedLabels);
         ServiceUpsert u = r.upsert();
-        if (u == null) {
-            if (t.hasEndpoints()) emit(new ServiceRemoval(t.key));
-            t.last = null;
+        if (u == null) publisher.remove(t.key);
+        else publisher.upsert(u);
+    }
+
+    // ---------------------------------------------------------------- Dubbo override rules (config center)
+
+    /**
+     * nacos-client's config client keeps snapshots under one process-wide path read once from the system property
+     * {@code JM.SNAPSHOT.PATH} (default {@code ~/nacos/config}): unless the user set it, it points into one temporary
+     * directory of this process.
+     */
+    private static final class ConfigSnapshots {
+        private static final String PROPERTY = "JM.SNAPSHOT.PATH";
+
+        static synchronized void keepOutOfHome() {
+            if (System.getProperty(PROPERTY) != null) return;
+            try {
+                Path dir = Files.createTempDirectory("meshbridge-nacos-config-");
+                dir.toFile().deleteOnExit();
+                System.setProperty(PROPERTY, dir.toString());
+            } catch (IOException e) {
+                log.warn("cannot create a temporary directory for nacos-client's config snapshots: {}", e.toString());
+            }
+        }
+    }
+
+    /** One config data id in one namespace. */
+    private record RuleId(String namespace, String dataId) {}
+
+    /** The rules of one data id and the services that follow them; nacos-client calls it on a change. */
+    private final class RuleWatch extends AbstractListener {
+        final RuleId id;
+        final Set<ServiceKey> users = new HashSet<>();
+        List<DubboOverrides.Rule> rules = List.of();
+        volatile boolean removed;
+
+        RuleWatch(RuleId id) {
+            this.id = id;
+        }
+
+        @Override
+        public void receiveConfigInfo(String content) {
+            post(() -> onRules(this, content));
+        }
+    }
+
+    /** The rule lists of a Dubbo interface in Dubbo's order: registry (none in Nacos), application, service. */
+    private List<List<DubboOverrides.Rule>> rules(String namespace, String ruleKey) {
+        List<DubboOverrides.Rule> app = List.of();
+        if (options.dubboConsumerApplication() != null) {
+            RuleWatch w = ruleWatches.get(
+                    new RuleId(namespace, options.dubboConsumerApplication() + DubboOverrides.CONFIGURATORS_SUFFIX));
+            if (w != null) app = w.rules;
+        }
+        RuleWatch w = ruleWatches.get(new RuleId(namespace, ruleKey));
+        List<DubboOverrides.Rule> service = w == null ? List.of() : w.rules;
+        if (app.isEmpty() && service.isEmpty()) return List.of();
+        return List.of(List.of(), app, service);
+    }
+
+    /** Makes sure the service follows the rules of its data id (and the consumer application's). */
+    private void watchRules(Tracked t, String ruleKey) {
+        RuleId service = new RuleId(t.key.namespace(), ruleKey);
+        if (!service.equals(t.serviceRules)) {
+            unwatch(t.serviceRules, t.key);
+            ruleWatch(service).users.add(t.key);
+            t.serviceRules = service;
+        }
+        if (options.dubboConsumerApplication() != null && t.appRules == null) {
+            RuleId app = new RuleId(
+                    t.key.namespace(), options.dubboConsumerApplication() + DubboOverrides.CONFIGURATORS_SUFFIX);
+            ruleWatch(app).users.add(t.key);
+            t.appRules = app;
+        }
+    }
+
+    private RuleWatch ruleWatch(RuleId id) {
+        RuleWatch existing = ruleWatches.get(id);
+        if (existing != null) return existing;
+        RuleWatch w = new RuleWatch(id);
+        ruleWatches.put(id, w);
+        try {
+            subscribePool.execute(() -> {
+                try {
+                    String content = configService(id.namespace())
+                            .getConfigAndSignListener(
+                                    id.dataId(),
+                                    DUBBO_CONFIG_GROUP,
+                                    options.timeout().toMillis(),
+                                    w);
+                    post(() -> onRules(w, content));
+                } catch (NacosException | RuntimeException e) {
+                    post(() -> status.error(
+                            "cannot read Dubbo override rules " + id.dataId() + " in namespace " + id.namespace() + ": "
+                                    + reason(e),
+                            null));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+        return w;
+    }
+
+    private void unwatch(RuleId id, ServiceKey user) {
+        if (id == null) return;
+        RuleWatch w = ruleWatches.get(id);
+        if (w == null || !w.users.remove(user) || !w.users.isEmpty()) return;
+        ruleWatches.remove(id);
+        w.removed = true;
+        ConfigService cs = configServices.get(id.namespace());
+        if (cs == null) return;
+        try {
+            subscribePool.execute(() -> cs.removeListener(id.dataId(), DUBBO_CONFIG_GROUP, w));
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    /**
+     * New content of a rule data id: the services that follow it are mapped again. Content that cannot be parsed is
+     * reported and the rules known before are kept, as Dubbo's consumer does.
+     */
+    private void onRules(RuleWatch w, String content) {
+        if (closed() || w.removed) return;
+        List<DubboOverrides.Rule> rules;
+        try {
+            rules = content == null || content.isBlank() ? List.of() : List.copyOf(DubboOverrides.parse(content));
+        } catch (IllegalArgumentException | ClassCastException e) {
+            status.skipped(
+                    "config " + w.id.namespace() + "/" + DUBBO_CONFIG_GROUP + "/" + w.id.dataId(),
+                    "Dubbo override rule: " + e.getMessage() + "; keeping the rules before it");
             return;
         }
-        if (u.equals(t.last) || (u.endpoints().isEmpty() && !t.hasEndpoints())) {
-            t.last = u;
-            return;
+        for (DubboOverrides.Rule r : rules) {
+            if (r.unsupported() != null) {
+                status.skipped(
+                        "config " + w.id.namespace() + "/" + DUBBO_CONFIG_GROUP + "/" + w.id.dataId(),
+                        "not applied: " + r.unsupported());
+            }
         }
-        t.last = u;
-        emit(u);
+        if (rules.equals(w.rules)) return;
+        w.rules = rules;
+        for (ServiceKey k : List.copyOf(w.users)) {
+            Tracked t = tracked.get(k);
+            if (t != null && t.lastInstances != null) apply(t, t.lastInstances);
+        }
+    }
+
+    private ConfigService configService(String namespace) throws NacosException {
+        ConfigService existing = configServices.get(namespace);
+        if (existing != null) return existing;
+        ConfigService created = ConfigFactory.createConfigService(clientProperties(namespace));
+        ConfigService raced = configServices.putIfAbsent(namespace, created);
+        if (raced != null) {
+            created.shutDown();
+            return raced;
+        }
+        if (kit.lifecycle().isClosed()) {
+            configServices.remove(namespace);
+            created.shutDown();
+            throw new NacosException(NacosException.CLIENT_DISCONNECT, "watcher closed");
+        }
+        return created;
     }
 
     private void untrack(Tracked t) {
         tracked.remove(t.key);
-        if (t.hasEndpoints()) emit(new ServiceRemoval(t.key));
+        unwatch(t.serviceRules, t.key);
+        unwatch(t.appRules, t.key);
+        publisher.remove(t.key);
         if (!t.subscribing) unsubscribe(t); // one in flight is undone when it completes
     }
 
@@ -408,24 +566,12 @@ public final class NacosWatcher implements RegistryWatcher {
         }
     }
 
-    private void emit(RegistryEvent event) {
-        if (!closed) events.accept(event);
-    }
-
     private void schedule(Duration delay) {
-        try {
-            loop.schedule(this::refresh, delay.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            // closing
-        }
+        kit.loop().schedule(delay, this::refresh);
     }
 
     private void post(Runnable task) {
-        try {
-            loop.execute(task);
-        } catch (RejectedExecutionException e) {
-            // closing: nothing more is sent
-        }
+        kit.loop().execute(task); // dropped once the watcher is closing: nothing more is sent
     }
 
     private ServiceKey key(String namespace, String group, String name) {
@@ -511,7 +657,7 @@ public final class NacosWatcher implements RegistryWatcher {
         NamingService existing = clients.get(namespace);
         if (existing != null) return existing;
         NamingService created = NamingFactory.createNamingService(clientProperties(namespace));
-        if (lifecycle.get() == Lifecycle.CLOSED) {
+        if (kit.lifecycle().isClosed()) {
             shutDown(namespace, created);
             throw new NacosException(NacosException.CLIENT_DISCONNECT, "watcher closed");
         }

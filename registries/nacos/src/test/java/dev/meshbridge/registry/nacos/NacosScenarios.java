@@ -18,7 +18,7 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.spi.RegistryStatus;
-import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.WatcherContext;
 import dev.meshbridge.core.testing.RecordingSink;
 import dev.meshbridge.core.testing.TestCatalog;
@@ -343,6 +343,137 @@ abstract class NacosScenarios {
     }
 
     @Test
+    void sameDubboInterfaceInTwoNamespacesOrTwoGroups_isOneHostPerEnvironment_theHomeOneKeepsItsHost()
+            throws Exception {
+        String iface = "org.env" + id.replace("-", "") + ".Greeter";
+        String dev = "dev-" + id;
+        server().createNamespace(dev);
+        String base = "?interface=" + iface + "&version=1.0.0&application=greeter-app&side=provider";
+        String name = "providers:" + iface + ":1.0.0:";
+        registrant("public")
+                .registerInstance(
+                        name, "DEFAULT_GROUP", dubboInterfaceInstance("dubbo://10.19.0.1:20880/" + iface + base));
+        registrant(dev)
+                .registerInstance(
+                        name, "DEFAULT_GROUP", dubboInterfaceInstance("dubbo://10.19.0.2:20880/" + iface + base));
+        registrant("public")
+                .registerInstance(
+                        name, "GRAY_GROUP", dubboInterfaceInstance("dubbo://10.19.0.3:20880/" + iface + base));
+
+        watch(
+                "nacosNamespaceId: [public, " + dev + "]",
+                "nacosGroups: [DEFAULT_GROUP, GRAY_GROUP]",
+                "nacosRefreshInterval: 200ms");
+
+        String home = iface.toLowerCase() + ".v-1-0-0.dubbo";
+        assertThat(addresses(catalog.awaitService(home))).containsExactly("10.19.0.1");
+        assertThat(addresses(catalog.awaitService(iface.toLowerCase() + ".v-1-0-0.ns-" + dev + ".dubbo")))
+                .containsExactly("10.19.0.2");
+        assertThat(addresses(catalog.awaitService(iface.toLowerCase() + ".v-1-0-0.group-gray-group.dubbo")))
+                .containsExactly("10.19.0.3");
+        await().atMost(TestCatalog.TIMEOUT).until(() -> status.hasSynced());
+        assertThat(addresses(catalog.service(home))).containsExactly("10.19.0.1");
+    }
+
+    @Test
+    void dubboNamesWithoutAVersionSlot_areReadByEachInstancesOwnVersionAndGroup() throws Exception {
+        String iface = "org.legacy" + id.replace("-", "") + ".Greeter";
+        // Dubbo 2.7.2 and earlier left empty parts out: providers:<iface>:<x> where x is a version or a group
+        Instance grouped = dubboInterfaceInstance("dubbo://10.20.0.1:20880/" + iface + "?interface=" + iface
+                + "&group=blue&application=legacy&side=provider");
+        registrant("public").registerInstance("providers:" + iface + ":blue", "DEFAULT_GROUP", grouped);
+        Instance versioned = new Instance();
+        versioned.setIp("10.20.0.2");
+        versioned.setPort(20880);
+        // 2.7.0-2.7.2 providers carry version and weight as default.* parameters
+        versioned.setMetadata(Map.of(
+                "interface", iface + "V",
+                "default.version", "2.0.0",
+                "default.weight", "20",
+                "application", "legacy",
+                "side", "provider",
+                "protocol", "dubbo",
+                "category", "providers"));
+        registrant("public").registerInstance("providers:" + iface + "V:2.0.0", "DEFAULT_GROUP", versioned);
+
+        watch("nacosRefreshInterval: 200ms");
+
+        MeshService blue = catalog.awaitService(iface.toLowerCase() + ".g-blue.dubbo");
+        assertThat(addresses(blue)).containsExactly("10.20.0.1");
+        assertThat(blue.labels()).containsEntry("dubbo.group", "blue").doesNotContainKey("dubbo.version");
+        MeshService v2 = catalog.awaitService(iface.toLowerCase() + "v.v-2-0-0.dubbo");
+        assertThat(v2.endpoints())
+                .singleElement()
+                .satisfies(e -> assertThat(e.weight()).isEqualTo(20));
+        await().atMost(TestCatalog.TIMEOUT).until(() -> status.hasSynced());
+        assertThat(catalog.snapshot().services().keySet()).doesNotContain(iface.toLowerCase() + ".v-blue.dubbo");
+    }
+
+    @Test
+    void dubboOverrideRules_inTheConfigCenter_disableAndReweighProviders_asDubbosConsumerApplies() throws Exception {
+        String iface = "org.gov" + id.replace("-", "") + ".Greeter";
+        NamingService app = registrant("public");
+        String base = "?interface=" + iface + "&version=1.0.0&application=greeter-app&side=provider";
+        List<Instance> providers = new ArrayList<>();
+        for (String ip : List.of("10.21.0.1", "10.21.0.2", "10.21.0.3")) {
+            providers.add(dubboInterfaceInstance("dubbo://" + ip + ":20880/" + iface + base));
+        }
+        app.batchRegisterInstance("providers:" + iface + ":1.0.0:", "DEFAULT_GROUP", providers);
+        watch("nacosRefreshInterval: 200ms");
+        String host = iface.toLowerCase() + ".v-1-0-0.dubbo";
+        catalog.awaitService(host, s -> s.routableEndpoints().size() == 3);
+
+        com.alibaba.nacos.api.config.ConfigService config = NacosTestSupport.configClient(server().address(), "public");
+        closeAfterTest(config::shutDown);
+        String dataId = iface + ":1.0.0:.configurators";
+        String rule = """
+                configVersion: v2.7
+                scope: service
+                key: %s:1.0.0
+                enabled: true
+                configs:
+                - side: consumer
+                  addresses: [0.0.0.0]
+                  providerAddresses: ["10.21.0.2:20880"]
+                  parameters:
+                    disabled: true
+                - side: consumer
+                  addresses: [0.0.0.0]
+                  providerAddresses: ["10.21.0.3"]
+                  parameters:
+                    weight: 250
+                """.formatted(iface);
+        assertThat(config.publishConfig(dataId, "dubbo", rule)).isTrue();
+
+        MeshService governed =
+                catalog.awaitService(host, s -> s.routableEndpoints().size() == 2);
+        assertThat(governed.routableEndpoints())
+                .extracting(e -> e.address() + "=" + e.weight())
+                .containsExactly("10.21.0.1=100", "10.21.0.3=250");
+
+        assertThat(config.removeConfig(dataId, "dubbo")).isTrue();
+        catalog.awaitService(
+                host,
+                s -> s.routableEndpoints().size() == 3 && s.endpoints().stream().allMatch(e -> e.weight() == 100));
+    }
+
+    @Test
+    void instanceRegisteredUnderAHostName_getsTrafficAtItsAddress() throws Exception {
+        String svc = "named-" + id;
+        NamingService app = registrant("public");
+        app.batchRegisterInstance(
+                svc,
+                "DEFAULT_GROUP",
+                List.of(springCloudInstance("localhost", 8080), springCloudInstance("10.22.0.1", 8080)));
+        watch("nacosRefreshInterval: 200ms");
+
+        MeshService s = catalog.awaitService(
+                host(svc, "DEFAULT_GROUP", "public"), x -> x.endpoints().size() == 2);
+        assertThat(addresses(s)).containsExactly("10.22.0.1", "127.0.0.1");
+        assertThat(s.routableEndpoints()).hasSize(2);
+    }
+
+    @Test
     void dubboInterface_getsTheSameHostAsInZookeeper_andConsumersAreIgnored() throws Exception {
         String iface = "org.demo" + id.replace("-", "") + ".Greeter";
         String provider = "dubbo://10.11.0.1:20880/" + iface + "?interface=" + iface
@@ -407,11 +538,8 @@ abstract class NacosScenarios {
 
         provider.deregisterInstance(application, "10.16.0.1", 20880);
 
-        // the watcher sends the empty list under the service's own host...
-        events.awaitEvent(e -> e instanceof ServiceUpsert u
-                && u.key().name().equals(application)
-                && u.endpoints().isEmpty()
-                && u.host().equals(application + ".dubbo"));
+        // the watcher says the service has no instances...
+        events.awaitEvent(e -> e instanceof ServiceRemoval r && r.key().name().equals(application));
         // ...and the catalog keeps serving the last endpoints for the grace period
         assertThat(addresses(catalog.service(application + ".dubbo"))).containsExactly("10.16.0.1");
     }

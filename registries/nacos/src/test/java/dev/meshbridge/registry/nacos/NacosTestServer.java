@@ -2,6 +2,15 @@ package dev.meshbridge.registry.nacos;
 
 import com.alibaba.nacos.api.ability.constant.AbilityKey;
 import com.alibaba.nacos.api.common.Constants;
+import com.alibaba.nacos.api.config.remote.request.ConfigBatchListenRequest;
+import com.alibaba.nacos.api.config.remote.request.ConfigChangeNotifyRequest;
+import com.alibaba.nacos.api.config.remote.request.ConfigPublishRequest;
+import com.alibaba.nacos.api.config.remote.request.ConfigQueryRequest;
+import com.alibaba.nacos.api.config.remote.request.ConfigRemoveRequest;
+import com.alibaba.nacos.api.config.remote.response.ConfigChangeBatchListenResponse;
+import com.alibaba.nacos.api.config.remote.response.ConfigPublishResponse;
+import com.alibaba.nacos.api.config.remote.response.ConfigQueryResponse;
+import com.alibaba.nacos.api.config.remote.response.ConfigRemoveResponse;
 import com.alibaba.nacos.api.exception.NacosException;
 import com.alibaba.nacos.api.grpc.auto.BiRequestStreamGrpc;
 import com.alibaba.nacos.api.grpc.auto.Payload;
@@ -115,8 +124,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *       services of all groups ({@code /v3/admin/ns/service/list} or {@code /v1/ns/catalog/services}).
  * </ol>
  *
+ * <p>Config (what Dubbo's config center on Nacos needs): {@code ConfigPublishRequest} and {@code ConfigRemoveRequest}
+ * store and delete a config per (namespace, group, data id), the empty namespace being {@code public};
+ * {@code ConfigQueryRequest} answers its content and MD5, or {@code 300 "config data not exist"};
+ * {@code ConfigBatchListenRequest} registers (or, with {@code listen=false}, removes) the connection's listeners and
+ * answers the configs whose MD5 differs from the client's; a change is pushed to the listening connections as {@code
+ * ConfigChangeNotifyRequest}, after which the client queries again.
+ *
  * <p>Not modelled: clustering (Distro/Raft), server-side health checks of persistent instances, selectors, TLS,
- * config.
+ * config beta/tag/gray releases and fuzzy watch of configs.
  */
 public final class NacosTestServer implements AutoCloseable {
 
@@ -164,6 +180,14 @@ public final class NacosTestServer implements AutoCloseable {
     private Server grpc;
     private HttpServer httpServer;
 
+    private record CfgId(String namespace, String group, String dataId) {
+        static CfgId of(String tenant, String group, String dataId) {
+            return new CfgId(tenant == null || tenant.isBlank() ? PUBLIC : tenant, group, dataId);
+        }
+    }
+
+    private final Map<CfgId, String> configs = new HashMap<>();
+
     private record SvcId(String namespace, String group, String name) implements Comparable<SvcId> {
         String serviceKey() {
             return NamingUtils.getServiceKey(namespace, group, name);
@@ -194,6 +218,8 @@ public final class NacosTestServer implements AutoCloseable {
         final Map<SvcId, List<Instance>> published = new HashMap<>();
         final Set<SvcId> subscribed = new HashSet<>();
         final Map<String, Set<String>> fuzzyPatterns = new HashMap<>();
+        /** Configs this connection listens to, with the tenant as the client wrote it (pushes echo it). */
+        final Map<CfgId, String> configListens = new HashMap<>();
 
         Conn(String id, StreamObserver<Payload> stream) {
             this.id = id;
@@ -445,7 +471,11 @@ public final class NacosTestServer implements AutoCloseable {
             "SubscribeServiceRequest",
             "ServiceQueryRequest",
             "ServiceListRequest",
-            "NamingFuzzyWatchRequest");
+            "NamingFuzzyWatchRequest",
+            "ConfigQueryRequest",
+            "ConfigBatchListenRequest",
+            "ConfigPublishRequest",
+            "ConfigRemoveRequest");
 
     private Response handle(String connId, Payload payload) {
         String type = payload.getMetadata().getType();
@@ -492,9 +522,67 @@ public final class NacosTestServer implements AutoCloseable {
                     QueryServiceResponse.buildSuccessResponse(serviceInfo(id(r), r.getCluster(), r.isHealthyOnly()));
                 case ServiceListRequest r -> serviceList(r);
                 case NamingFuzzyWatchRequest r -> fuzzyWatch(conn, r);
+                case ConfigQueryRequest r -> configQuery(r);
+                case ConfigBatchListenRequest r -> configListen(conn, r);
+                case ConfigPublishRequest r ->
+                    configChange(CfgId.of(r.getTenant(), r.getGroup(), r.getDataId()), r.getContent());
+                case ConfigRemoveRequest r -> configChange(CfgId.of(r.getTenant(), r.getGroup(), r.getDataId()), null);
                 default -> ErrorResponse.build(NacosException.NO_HANDLER, "RequestHandler Not Found");
             };
         }
+    }
+
+    // ------------------------------------------------------------------ config
+
+    private static String md5(String content) {
+        return content == null ? "" : com.alibaba.nacos.common.utils.MD5Utils.md5Hex(content, "UTF-8");
+    }
+
+    private Response configQuery(ConfigQueryRequest r) {
+        String content = configs.get(CfgId.of(r.getTenant(), r.getGroup(), r.getDataId()));
+        if (content == null) {
+            return ConfigQueryResponse.buildFailResponse(ConfigQueryResponse.CONFIG_NOT_FOUND, "config data not exist");
+        }
+        ConfigQueryResponse ok = ConfigQueryResponse.buildSuccessResponse(content);
+        ok.setMd5(md5(content));
+        ok.setContentType("text");
+        ok.setLastModified(System.currentTimeMillis());
+        return ok;
+    }
+
+    private Response configListen(Conn conn, ConfigBatchListenRequest r) {
+        ConfigChangeBatchListenResponse response = new ConfigChangeBatchListenResponse();
+        for (ConfigBatchListenRequest.ConfigListenContext ctx : r.getConfigListenContexts()) {
+            CfgId id = CfgId.of(ctx.getTenant(), ctx.getGroup(), ctx.getDataId());
+            if (!r.isListen()) {
+                conn.configListens.remove(id);
+                continue;
+            }
+            conn.configListens.put(id, ctx.getTenant() == null ? "" : ctx.getTenant());
+            String serverMd5 = md5(configs.get(id));
+            String clientMd5 = ctx.getMd5() == null ? "" : ctx.getMd5();
+            if (!serverMd5.equals(clientMd5))
+                response.addChangeConfig(ctx.getDataId(), ctx.getGroup(), ctx.getTenant());
+        }
+        return response;
+    }
+
+    /** Publishes ({@code content} non-null) or removes a config and tells the listening connections. */
+    private Response configChange(CfgId id, String content) {
+        boolean removing = content == null;
+        String old = removing ? configs.remove(id) : configs.put(id, content);
+        if (!java.util.Objects.equals(old, content)) {
+            Map<Conn, String> listening = new HashMap<>();
+            for (Conn c : connections.values()) {
+                String tenant = c.configListens.get(id);
+                if (tenant != null) listening.put(c, tenant);
+            }
+            ScheduledExecutorService s = scheduler;
+            Runnable notify = () -> listening.forEach(
+                    (c, tenant) -> send(c, ConfigChangeNotifyRequest.build(id.dataId(), id.group(), tenant)));
+            if (s != null) s.schedule(notify, pushDelay.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        return removing ? ConfigRemoveResponse.buildSuccessResponse() : ConfigPublishResponse.buildSuccessResponse();
     }
 
     private static Response emptyResponseFor(Request request) {
@@ -506,6 +594,10 @@ public final class NacosTestServer implements AutoCloseable {
             case ServiceQueryRequest r -> new QueryServiceResponse();
             case ServiceListRequest r -> new ServiceListResponse();
             case NamingFuzzyWatchRequest r -> new NamingFuzzyWatchResponse();
+            case ConfigQueryRequest r -> new ConfigQueryResponse();
+            case ConfigBatchListenRequest r -> new ConfigChangeBatchListenResponse();
+            case ConfigPublishRequest r -> new ConfigPublishResponse();
+            case ConfigRemoveRequest r -> new ConfigRemoveResponse();
             default -> ErrorResponse.build(NacosException.NO_RIGHT, "");
         };
     }

@@ -79,6 +79,23 @@ final class NacosTestSupport {
         return NamingFactory.createNamingService(p);
     }
 
+    /**
+     * A config client as Dubbo's config center on Nacos (or dubbo-admin) uses to write rules: {@code
+     * publishConfig(dataId, "dubbo", content)}.
+     */
+    static com.alibaba.nacos.api.config.ConfigService configClient(String address, String namespace)
+            throws NacosException {
+        // the config client reads its snapshot path once per process, from the system property only
+        String snapshots =
+                Path.of("target", "nacos-registrants").toAbsolutePath().toString();
+        if (System.getProperty("JM.SNAPSHOT.PATH") == null) System.setProperty("JM.SNAPSHOT.PATH", snapshots);
+        Properties p = new Properties();
+        p.setProperty(PropertyKeyConst.SERVER_ADDR, address);
+        p.setProperty(PropertyKeyConst.NAMESPACE, namespace);
+        p.setProperty(PropertyKeyConst.ENABLE_CLIENT_METRICS, "false");
+        return com.alibaba.nacos.api.config.ConfigFactory.createConfigService(p);
+    }
+
     static void shutDown(NamingService n) {
         if (n == null) return;
         try {

@@ -29,6 +29,8 @@ sealed interface Leaf permits Leaf.DubboProvider, Leaf.Instance, Leaf.Unusable {
      * @param timestamp the provider's {@code timestamp} parameter (0 when absent): the newest of two registrations of
      *     one address wins
      * @param endpoint the endpoint, with one port named {@code portName}
+     * @param nameHash a 64-bit hash of the znode name: the tie-break of the duplicate rule, stable across restarts
+     * @param params the URL parameters an override rule may read (the bulky per-process ones left out), interned
      */
     record DubboProvider(
             String version,
@@ -37,11 +39,19 @@ sealed interface Leaf permits Leaf.DubboProvider, Leaf.Instance, Leaf.Unusable {
             String portName,
             Protocol protocol,
             long timestamp,
-            Endpoint endpoint)
+            Endpoint endpoint,
+            long nameHash,
+            Map<String, String> params)
             implements Leaf {
 
         public DubboProvider {
             Objects.requireNonNull(endpoint, "endpoint");
+            Objects.requireNonNull(params, "params");
+        }
+
+        /** The identity the duplicate rule breaks ties with. */
+        String id() {
+            return Long.toHexString(nameHash);
         }
     }
 
@@ -53,13 +63,24 @@ sealed interface Leaf permits Leaf.DubboProvider, Leaf.Instance, Leaf.Unusable {
      * @param protocols the protocol of each of the endpoint's port names
      * @param registeredAt {@code registrationTimeUTC}: the newest of two registrations of one address wins
      * @param endpoint the endpoint
+     * @param idHash a 64-bit hash of the instance id (the znode name), the tie-break of the duplicate rule
      */
-    record Instance(boolean dubboApplication, Map<String, Protocol> protocols, long registeredAt, Endpoint endpoint)
+    record Instance(
+            boolean dubboApplication,
+            Map<String, Protocol> protocols,
+            long registeredAt,
+            Endpoint endpoint,
+            long idHash)
             implements Leaf {
 
         public Instance {
             protocols = Map.copyOf(protocols);
             Objects.requireNonNull(endpoint, "endpoint");
+        }
+
+        /** The identity the duplicate rule breaks ties with. */
+        String id() {
+            return Long.toHexString(idHash);
         }
     }
 }

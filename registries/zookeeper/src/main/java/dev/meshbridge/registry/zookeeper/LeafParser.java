@@ -12,13 +12,13 @@ import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.naming.Dns1123;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.spi.RegistryStatus;
+import dev.meshbridge.core.util.Hash64;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -76,10 +76,26 @@ final class LeafParser {
                     portName.intern(),
                     DubboNaming.protocol(url.protocol()),
                     parseLong(params.get("timestamp")),
-                    endpoint);
+                    endpoint,
+                    Hash64.of(name),
+                    ruleParams(params));
         } catch (IllegalArgumentException e) {
             return malformed(path, e.getMessage());
         }
+    }
+
+    /** Parameters too bulky or too per-process for an override rule to test: not kept. */
+    private static final java.util.Set<String> NOT_RULE_PARAMS =
+            java.util.Set.of("methods", "pid", "timestamp", "interface", "anyhost", "generic", "bean.name");
+
+    /** The parameters kept for override rules: compact, keys and values interned (they repeat across providers). */
+    private static Map<String, String> ruleParams(Map<String, String> params) {
+        TreeMap<String, String> kept = new TreeMap<>();
+        params.forEach((k, v) -> {
+            if (!NOT_RULE_PARAMS.contains(k) && !k.startsWith(DubboUrl.DEFAULT_PREFIX))
+                kept.put(k.intern(), v.intern());
+        });
+        return dev.meshbridge.core.util.CompactSortedMap.copyOf(kept);
     }
 
     /** An x-discovery instance znode: curator's {@code ServiceInstance} JSON. */
@@ -143,7 +159,7 @@ final class LeafParser {
                 .health(Health.HEALTHY)
                 .labels(interned(labels).labels())
                 .build();
-        return new Leaf.Instance(true, protocols, registeredAt, endpoint);
+        return new Leaf.Instance(true, protocols, registeredAt, endpoint, Hash64.of(path));
     }
 
     private Leaf springInstance(
@@ -172,17 +188,19 @@ final class LeafParser {
                 .health(springHealth(meta.get(SPRING_STATUS_KEY)))
                 .labels(interned(labels).labels())
                 .build();
-        return new Leaf.Instance(false, protocols, registeredAt, endpoint);
+        return new Leaf.Instance(false, protocols, registeredAt, endpoint, Hash64.of(path));
     }
 
-    /** Spring Cloud ZooKeeper's {@code instance_status}: UP (or none) is healthy, OUT_OF_SERVICE drains. */
+    /**
+     * Spring Cloud ZooKeeper's {@code instance_status}, as its load balancer ({@code
+     * ZookeeperServiceInstanceListSupplier}) reads it: a blank status or {@code UP} (any case) gets traffic, anything
+     * else does not; {@code OUT_OF_SERVICE} is shown as draining, every other status as unhealthy.
+     */
     static Health springHealth(String instanceStatus) {
-        if (instanceStatus == null) return Health.HEALTHY;
-        return switch (instanceStatus.trim().toUpperCase(Locale.ROOT)) {
-            case "OUT_OF_SERVICE" -> Health.DRAINING;
-            case "DOWN", "STARTING" -> Health.UNHEALTHY;
-            default -> Health.HEALTHY;
-        };
+        if (instanceStatus == null || instanceStatus.isBlank()) return Health.HEALTHY;
+        String s = instanceStatus.trim();
+        if (s.equalsIgnoreCase("UP")) return Health.HEALTHY;
+        return s.equalsIgnoreCase("OUT_OF_SERVICE") ? Health.DRAINING : Health.UNHEALTHY;
     }
 
     /** The applications of {@code <root>/mapping/<interface>}: its data, comma-separated. */

@@ -22,7 +22,13 @@ record ZnodeRead(Kind kind, String root, String child, String leaf) {
         /** Data of one x-discovery instance. */
         READ_INSTANCE,
         /** Data of {@code <root>/mapping/<interface>}. */
-        READ_MAPPING
+        READ_MAPPING,
+        /** Children of {@code <interface>/configurators}: Dubbo 2.6 override URLs. */
+        LIST_CONFIGURATORS,
+        /** Children of {@code <root>/config/dubbo}: the config center's rules. */
+        LIST_CONFIG,
+        /** Data of {@code <root>/config/dubbo/<key>}: one rule of the config center. */
+        READ_CONFIG
     }
 
     ZnodeRead {
@@ -48,6 +54,18 @@ record ZnodeRead(Kind kind, String root, String child, String leaf) {
         return new ZnodeRead(Kind.READ_INSTANCE, root, child, id);
     }
 
+    static ZnodeRead listConfigurators(String root, String child) {
+        return new ZnodeRead(Kind.LIST_CONFIGURATORS, root, child, "");
+    }
+
+    static ZnodeRead listConfig(String root) {
+        return new ZnodeRead(Kind.LIST_CONFIG, root, ZookeeperCatalog.CONFIG, "");
+    }
+
+    static ZnodeRead readConfig(String root, String key) {
+        return new ZnodeRead(Kind.READ_CONFIG, root, ZookeeperCatalog.CONFIG, key);
+    }
+
     static ZnodeRead readMapping(String root, String iface) {
         return new ZnodeRead(Kind.READ_MAPPING, root, ZookeeperCatalog.MAPPING, iface);
     }
@@ -59,6 +77,9 @@ record ZnodeRead(Kind kind, String root, String child, String leaf) {
             case LIST_NODE -> join(root, child);
             case LIST_PROVIDERS -> join(root, child) + "/" + ZookeeperCatalog.PROVIDERS;
             case READ_INSTANCE, READ_MAPPING -> join(root, child) + "/" + leaf;
+            case LIST_CONFIGURATORS -> join(root, child) + "/" + ZookeeperCatalog.CONFIGURATORS;
+            case LIST_CONFIG -> join(root, child) + "/" + ZookeeperCatalog.CONFIG_GROUP;
+            case READ_CONFIG -> join(root, child) + "/" + ZookeeperCatalog.CONFIG_GROUP + "/" + leaf;
         };
     }
 

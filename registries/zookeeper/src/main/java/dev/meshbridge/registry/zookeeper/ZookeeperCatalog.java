@@ -2,16 +2,19 @@ package dev.meshbridge.registry.zookeeper;
 
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.dubbo.DubboNaming;
+import dev.meshbridge.core.dubbo.DubboOverrides;
+import dev.meshbridge.core.dubbo.DubboUrl;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.HostTemplate;
 import dev.meshbridge.core.naming.Labels;
-import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistryStatus;
-import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.watch.Duplicates;
+import dev.meshbridge.core.watch.ServicePorts;
+import dev.meshbridge.core.watch.ShardPublisher;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.ByteBuffer;
@@ -19,7 +22,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -47,20 +49,25 @@ import org.apache.zookeeper.Watcher.Event.EventType;
  *   <li>only what the services need is kept: provider URLs (as a 128-bit digest of the znode name, with the parsed
  *       endpoint), instance endpoints and the mapping; consumers, configurators, routers, {@code metadata} and
  *       {@code config} are never read;
- *   <li>every change marks its service node dirty; {@link #drain} derives the dirty nodes' services and returns only
- *       the upserts and removals that differ from what was sent before.
+ *   <li>every change marks its service node dirty; {@link #drain} derives the dirty nodes' services and hands them to
+ *       the kit's {@link ShardPublisher}, which sends only what differs from before.
  * </ol>
  */
 final class ZookeeperCatalog {
 
     static final String PROVIDERS = "providers";
+    static final String CONFIGURATORS = "configurators";
     static final String MAPPING = "mapping";
+    /** The config center under a root ({@code /dubbo/config}) and its group ({@code dubbo}). */
+    static final String CONFIG = "config";
 
-    /** Dubbo's category nodes under an interface; only {@code providers} is read. */
-    static final Set<String> DUBBO_CATEGORIES = Set.of(PROVIDERS, "consumers", "routers", "configurators");
+    static final String CONFIG_GROUP = "dubbo";
+
+    /** Dubbo's category nodes under an interface; {@code providers} and {@code configurators} are read. */
+    static final Set<String> DUBBO_CATEGORIES = Set.of(PROVIDERS, "consumers", "routers", CONFIGURATORS);
 
     /** Dubbo's nodes under its root that hold no services. */
-    static final Set<String> IGNORED_CHILDREN = Set.of("metadata", "config");
+    static final Set<String> IGNORED_CHILDREN = Set.of("metadata");
 
     /** Layout prefixes of {@link ServiceKey#namespace()}: which kind of service, under which root. */
     static final String DUBBO_NS = "dubbo:";
@@ -72,6 +79,7 @@ final class ZookeeperCatalog {
     private enum Kind {
         SERVICE,
         MAPPING,
+        CONFIG,
         IGNORED
     }
 
@@ -97,6 +105,9 @@ final class ZookeeperCatalog {
         final String name;
         final Kind kind;
         Map<NameKey, Leaf> providers = new HashMap<>();
+        /** Dubbo 2.6 override URLs under {@code configurators}, by znode name (null: not a usable rule). */
+        Map<String, DubboUrl> configurators = Map.of();
+
         final Map<String, Leaf> instances = new HashMap<>();
         final Map<String, List<String>> mappings = new HashMap<>();
         Set<ServiceKey> keys = Set.of();
@@ -118,8 +129,10 @@ final class ZookeeperCatalog {
     private final Map<String, Set<MappingRef>> mappingsByApp = new HashMap<>();
     private final Set<Child> dirty = new LinkedHashSet<>();
     private final Set<MappingRef> dirtyMappings = new LinkedHashSet<>();
-    private final Map<ServiceKey, ServiceUpsert> sent = new HashMap<>();
     private final Map<Departure, Long> departing = new LinkedHashMap<>();
+    /** The config center's configurator rules, by root and key ({@code <iface>:<version>:<group>.configurators}). */
+    private final Map<String, Map<String, List<DubboOverrides.Rule>>> configRules = new HashMap<>();
+
     private final long reregistrationNanos;
     private final LongSupplier nanoTime;
 
@@ -174,10 +187,20 @@ final class ZookeeperCatalog {
             for (String iface : names) next.accept(ZnodeRead.readMapping(rootPath, iface));
             return;
         }
+        if (c.kind == Kind.CONFIG) {
+            if (present.contains(CONFIG_GROUP)) next.accept(ZnodeRead.listConfig(rootPath));
+            else configListed(rootPath, List.of(), r -> {});
+            return;
+        }
         if (present.contains(PROVIDERS)) {
             next.accept(ZnodeRead.listProviders(rootPath, name));
         } else {
             providersGone(rootPath, name);
+        }
+        if (present.contains(CONFIGURATORS)) {
+            next.accept(ZnodeRead.listConfigurators(rootPath, name));
+        } else {
+            configuratorsListed(rootPath, name, List.of());
         }
         for (String id : List.copyOf(c.instances.keySet())) {
             if (!present.contains(id)) instanceGone(c, id);
@@ -266,6 +289,149 @@ final class ZookeeperCatalog {
         dirtyMappings.add(ref);
     }
 
+    // ------------------------------------------------------------------ overrides (configurators)
+
+    /** The Dubbo 2.6 override URLs under {@code <root>/<interface>/configurators}; names seen before keep their rule. */
+    void configuratorsListed(String rootPath, String name, List<String> names) {
+        Child c = roots.get(rootPath).children.get(name);
+        if (c == null || c.kind != Kind.SERVICE) return;
+        if (names.isEmpty() && c.configurators.isEmpty()) return;
+        Map<String, DubboUrl> fresh = new HashMap<>();
+        for (String n : names) {
+            fresh.put(n, c.configurators.containsKey(n) ? c.configurators.get(n) : overrideUrl(c, n));
+        }
+        if (!fresh.equals(c.configurators)) {
+            c.configurators = fresh;
+            markDirty(c);
+        }
+    }
+
+    private DubboUrl overrideUrl(Child c, String name) {
+        String path = ZnodeRead.join(c.root.path, c.name) + "/" + CONFIGURATORS + "/" + name;
+        try {
+            DubboUrl url = DubboUrl.parseEncoded(name);
+            if (!url.protocol().equals("empty")) DubboOverrides.fromUrl(url); // refuses what is not a configurator
+            return url;
+        } catch (IllegalArgumentException e) {
+            status.skipped(path, "configurator URL: " + e.getMessage());
+            return null;
+        }
+    }
+
+    /** The children of {@code <root>/config/dubbo}: configurator rules are read, everything else left alone. */
+    void configListed(String rootPath, List<String> names, Consumer<ZnodeRead> next) {
+        Map<String, List<DubboOverrides.Rule>> rules = configRules.get(rootPath);
+        Set<String> present = new HashSet<>(names);
+        if (rules != null) {
+            for (String key : List.copyOf(rules.keySet())) {
+                if (!present.contains(key)) configRead(rootPath, key, null);
+            }
+        }
+        for (String key : names) {
+            if (relevantRule(key)) next.accept(ZnodeRead.readConfig(rootPath, key));
+        }
+    }
+
+    /**
+     * One rule of the config center, or null when it is gone. A rule that cannot be parsed is reported and the rules
+     * known before are kept, as Dubbo's consumer does.
+     */
+    void configRead(String rootPath, String key, byte[] data) {
+        if (!relevantRule(key)) return;
+        Map<String, List<DubboOverrides.Rule>> rules = configRules.computeIfAbsent(rootPath, r -> new HashMap<>());
+        List<DubboOverrides.Rule> parsed;
+        if (data == null || data.length == 0) {
+            parsed = null;
+        } else {
+            try {
+                parsed = List.copyOf(DubboOverrides.parse(new String(data, StandardCharsets.UTF_8)));
+                for (DubboOverrides.Rule r : parsed) {
+                    if (r.unsupported() != null) {
+                        status.skipped(configPath(rootPath, key), "not applied: " + r.unsupported());
+                    }
+                }
+            } catch (IllegalArgumentException | ClassCastException e) {
+                status.skipped(
+                        configPath(rootPath, key),
+                        "configurator rule: " + e.getMessage() + "; keeping the rules before it");
+                return;
+            }
+        }
+        List<DubboOverrides.Rule> old = parsed == null ? rules.remove(key) : rules.put(key, parsed);
+        if (Objects.equals(old, parsed)) return;
+        markRuleUsers(key);
+    }
+
+    /** Marks the interfaces a config-center rule may apply to: all of them for an application rule. */
+    private void markRuleUsers(String key) {
+        String base = key.substring(0, key.length() - DubboOverrides.CONFIGURATORS_SUFFIX.length());
+        int colon = base.indexOf(':');
+        String iface = colon < 0 ? null : base.substring(0, colon);
+        for (Root r : roots.values()) {
+            for (Child c : r.children.values()) {
+                if (c.kind != Kind.SERVICE || c.providers.isEmpty()) continue;
+                if (iface == null || decode(c.name).equals(iface)) markDirty(c);
+            }
+        }
+    }
+
+    /** Service rules ({@code iface:version:group.configurators}), and the consumer application's own. */
+    private boolean relevantRule(String key) {
+        if (!key.endsWith(DubboOverrides.CONFIGURATORS_SUFFIX)) return false;
+        String base = key.substring(0, key.length() - DubboOverrides.CONFIGURATORS_SUFFIX.length());
+        if (base.indexOf(':') > 0) return true;
+        return options.dubboConsumerApplication() != null && base.equals(options.dubboConsumerApplication());
+    }
+
+    private static String configPath(String rootPath, String key) {
+        return ZnodeRead.join(rootPath, CONFIG) + "/" + CONFIG_GROUP + "/" + key;
+    }
+
+    /** The rule lists for one interface's providers, in the order Dubbo's consumer applies them. */
+    private List<List<DubboOverrides.Rule>> rulesFor(Child c, String iface, String version, String group) {
+        List<DubboOverrides.Rule> registry = new ArrayList<>();
+        boolean cleared = false;
+        for (DubboUrl u : c.configurators.values()) {
+            if (u == null) continue;
+            if (u.protocol().equals("empty")) cleared = true;
+            DubboOverrides.Rule r = u.protocol().equals("empty") ? null : DubboOverrides.fromUrl(u);
+            if (r != null) registry.add(r);
+        }
+        if (cleared) registry.clear();
+        List<DubboOverrides.Rule> application = new ArrayList<>();
+        List<DubboOverrides.Rule> service = new ArrayList<>();
+        String appKey = options.dubboConsumerApplication() == null
+                ? null
+                : options.dubboConsumerApplication() + DubboOverrides.CONFIGURATORS_SUFFIX;
+        String serviceKey = DubboOverrides.ruleKey(iface, version, group);
+        for (Map<String, List<DubboOverrides.Rule>> byKey : configRules.values()) {
+            if (appKey != null) application.addAll(byKey.getOrDefault(appKey, List.of()));
+            service.addAll(byKey.getOrDefault(serviceKey, List.of()));
+        }
+        if (registry.isEmpty() && application.isEmpty() && service.isEmpty()) return List.of();
+        return List.of(registry, application, service);
+    }
+
+    /** The provider's endpoint with what the rules say about {@code disabled}, {@code enabled} and {@code weight}. */
+    private Endpoint overridden(
+            Leaf.DubboProvider p, String iface, String version, String group, List<List<DubboOverrides.Rule>> rules) {
+        if (rules.isEmpty()) return p.endpoint();
+        Endpoint e = p.endpoint();
+        DubboOverrides.Provider provider = new DubboOverrides.Provider(
+                e.address(), e.port(p.portName()), DubboOverrides.serviceKey(iface, group, version), p.params());
+        Map<String, String> params = DubboOverrides.apply(provider, options.dubboConsumerApplication(), rules);
+        boolean enabled = DubboNaming.enabled(params);
+        int weight;
+        try {
+            weight = DubboNaming.weight(params);
+        } catch (IllegalArgumentException ex) {
+            status.skipped("override of " + e.address() + ":" + e.port(p.portName()) + " " + iface, ex.getMessage());
+            weight = e.weight();
+        }
+        if (enabled == e.enabled() && weight == e.weight()) return e;
+        return new Endpoint(e.address(), e.ports(), weight, enabled, e.health(), e.labels(), e.locality());
+    }
+
     // ------------------------------------------------------------------ departing instances
 
     /**
@@ -338,6 +504,19 @@ final class ZookeeperCatalog {
         Child c = gone ? root.children.get(name) : child(root, name);
         if (c == null || c.kind == Kind.IGNORED) return;
         String second = parts[1];
+        if (c.kind == Kind.CONFIG) {
+            if (!second.equals(CONFIG_GROUP)) return;
+            if (parts.length == 2) {
+                if (gone) configListed(rootPath, List.of(), r -> {});
+                else if (type == EventType.NodeCreated) next.accept(ZnodeRead.listConfig(rootPath));
+            } else if (parts.length == 3) {
+                if (gone) configRead(rootPath, parts[2], null);
+                else if (type == EventType.NodeCreated || type == EventType.NodeDataChanged) {
+                    if (relevantRule(parts[2])) next.accept(ZnodeRead.readConfig(rootPath, parts[2]));
+                }
+            }
+            return;
+        }
         if (c.kind == Kind.MAPPING) {
             if (parts.length != 2) return;
             if (gone) mappingRead(rootPath, second, null);
@@ -350,6 +529,9 @@ final class ZookeeperCatalog {
                 else if (type == EventType.NodeCreated) {
                     next.accept(ZnodeRead.listProviders(rootPath, name));
                 }
+            } else if (second.equals(CONFIGURATORS)) {
+                if (gone) configuratorsListed(rootPath, name, List.of());
+                else if (type == EventType.NodeCreated) next.accept(ZnodeRead.listConfigurators(rootPath, name));
             } else if (!DUBBO_CATEGORIES.contains(second)) {
                 if (gone) {
                     instanceGone(c, second);
@@ -358,6 +540,23 @@ final class ZookeeperCatalog {
                     c.instances.putIfAbsent(second, Leaf.Unusable.PENDING);
                     next.accept(ZnodeRead.readInstance(rootPath, name, second));
                 }
+            }
+            return;
+        }
+        if (parts.length == 3 && second.equals(CONFIGURATORS) && c.kind == Kind.SERVICE) {
+            String n = parts[2];
+            if (gone) {
+                if (c.configurators.containsKey(n)) {
+                    Map<String, DubboUrl> fresh = new HashMap<>(c.configurators);
+                    fresh.remove(n);
+                    c.configurators = fresh;
+                    markDirty(c);
+                }
+            } else if (type == EventType.NodeCreated && !c.configurators.containsKey(n)) {
+                Map<String, DubboUrl> fresh = new HashMap<>(c.configurators);
+                fresh.put(n, overrideUrl(c, n));
+                c.configurators = fresh;
+                markDirty(c);
             }
             return;
         }
@@ -375,11 +574,6 @@ final class ZookeeperCatalog {
 
     // ------------------------------------------------------------------ derived services
 
-    /** Every service this registry has now (those with at least one endpoint). */
-    Set<ServiceKey> services() {
-        return Set.copyOf(sent.keySet());
-    }
-
     /** Number of service nodes known (interfaces, applications, services), for logs. */
     int nodeCount() {
         int n = 0;
@@ -391,9 +585,13 @@ final class ZookeeperCatalog {
         return !dirty.isEmpty() || !dirtyMappings.isEmpty();
     }
 
-    /** Derives the services of every dirty node; returns the upserts and removals that differ from what was sent. */
-    List<RegistryEvent> drain() {
-        List<RegistryEvent> out = new ArrayList<>();
+    /**
+     * Derives the services of every dirty node and hands them to the publisher.
+     *
+     * @return how many services were derived (for the sync log)
+     */
+    int drain(ShardPublisher out) {
+        int n = 0;
         for (Child c : dirty) {
             if (c.kind != Kind.SERVICE) continue;
             Set<MappingRef> byApp = mappingsByApp.get(c.name);
@@ -405,6 +603,7 @@ final class ZookeeperCatalog {
             }
             Map<ServiceKey, ServiceUpsert> now = c.removed ? Map.of() : derive(c);
             apply(c.keys, now, out);
+            n += now.size();
             c.keys = now.isEmpty() ? Set.of() : Set.copyOf(now.keySet());
         }
         dirty.clear();
@@ -413,19 +612,17 @@ final class ZookeeperCatalog {
                     ZookeeperWatcherProvider.TYPE, config.name(), DUBBO_MAPPING_NS + ref.root(), "", ref.iface(), "");
             ServiceUpsert u = deriveMapping(key, ref);
             apply(Set.of(key), u == null ? Map.of() : Map.of(key, u), out);
+            if (u != null) n++;
         }
         dirtyMappings.clear();
-        return out;
+        return n;
     }
 
-    private void apply(Set<ServiceKey> before, Map<ServiceKey, ServiceUpsert> now, List<RegistryEvent> out) {
+    private static void apply(Set<ServiceKey> before, Map<ServiceKey, ServiceUpsert> now, ShardPublisher out) {
         for (ServiceKey k : before) {
-            if (!now.containsKey(k) && sent.remove(k) != null) out.add(new ServiceRemoval(k));
+            if (!now.containsKey(k)) out.remove(k);
         }
-        for (Map.Entry<ServiceKey, ServiceUpsert> e : now.entrySet()) {
-            ServiceUpsert previous = sent.put(e.getKey(), e.getValue());
-            if (!e.getValue().equals(previous)) out.add(e.getValue());
-        }
+        now.values().forEach(out::upsert);
     }
 
     private Map<ServiceKey, ServiceUpsert> derive(Child c) {
@@ -451,26 +648,31 @@ final class ZookeeperCatalog {
             String group = e.getKey().get(1);
             ServiceKey key = new ServiceKey(
                     ZookeeperWatcherProvider.TYPE, config.name(), DUBBO_NS + c.root.path, group, iface, version);
-            Map<String, Leaf.DubboProvider> byAddress = new HashMap<>();
-            for (Leaf.DubboProvider p : e.getValue()) {
-                String id = p.endpoint().address() + p.endpoint().ports();
-                byAddress.merge(id, p, (a, b) -> b.timestamp() > a.timestamp() ? b : a);
-            }
-            List<Leaf.DubboProvider> chosen = new ArrayList<>(byAddress.values());
-            chosen.sort(Comparator.comparing(Leaf.DubboProvider::endpoint));
-            Ports ports = new Ports();
-            List<Endpoint> endpoints = new ArrayList<>(chosen.size());
+            List<Duplicates.Candidate> candidates = new ArrayList<>(e.getValue().size());
+            Map<String, Protocol> protocols = new HashMap<>();
             String application = "";
-            for (Leaf.DubboProvider p : chosen) {
-                ports.add(p.portName(), p.protocol(), p.endpoint().port(p.portName()));
-                endpoints.add(p.endpoint());
-                if (application.isEmpty()) application = p.application();
+            List<List<DubboOverrides.Rule>> rules = rulesFor(c, iface, version, group);
+            for (Leaf.DubboProvider p : e.getValue()) {
+                candidates.add(
+                        new Duplicates.Candidate(overridden(p, iface, version, group, rules), p.timestamp(), p.id()));
+                protocols.merge(p.portName(), p.protocol(), (a, b) -> a.compareTo(b) <= 0 ? a : b);
+                if (!p.application().isEmpty()
+                        && (application.isEmpty() || p.application().compareTo(application) < 0))
+                    application = p.application();
             }
+            List<Endpoint> endpoints = Duplicates.pick(candidates).endpoints();
+            List<ServicePort> ports = ServicePorts.of(config, endpoints, protocols::get);
             String host;
             try {
                 if (!hasAlphanumeric(iface)) throw new IllegalArgumentException("interface name gives no host");
                 host = DubboNaming.interfaceHost(
-                        options.dubboInterfaceHost(), config.name(), iface, version, group, application);
+                        options.dubboInterfaceHost(),
+                        config.name(),
+                        iface,
+                        version,
+                        group,
+                        application,
+                        interfaceEnvironment(c.root.path));
             } catch (IllegalArgumentException ex) {
                 status.skipped(key.toString(), ex.getMessage());
                 continue;
@@ -479,7 +681,7 @@ final class ZookeeperCatalog {
             labels.put("dubbo.interface", iface);
             if (!version.isEmpty()) labels.put("dubbo.version", version);
             if (!group.isEmpty()) labels.put("dubbo.group", group);
-            out.put(key, new ServiceUpsert(key, host, ports.list(), endpoints, serviceLabels(key, labels)));
+            out.put(key, new ServiceUpsert(key, host, ports, endpoints, serviceLabels(key, labels)));
         }
     }
 
@@ -490,13 +692,18 @@ final class ZookeeperCatalog {
         for (Leaf l : c.instances.values()) {
             if (l instanceof Leaf.Instance i) (i.dubboApplication() ? dubbo : spring).add(i);
         }
+        Map<String, String> appVars = new HashMap<>();
+        appVars.put("application", c.name);
+        appVars.put("registry", config.name());
+        DubboNaming.Environment.zookeeper(c.root.path, c.root.path.equals(options.homeApplicationRoot()))
+                .putInto(appVars);
         putInstances(
                 out,
                 c,
                 DUBBO_APP_NS,
                 dubbo,
                 options.dubboApplicationHost(),
-                Map.of("application", c.name, "registry", config.name()),
+                appVars,
                 Map.of("dubbo.application", c.name));
         putInstances(
                 out,
@@ -546,13 +753,19 @@ final class ZookeeperCatalog {
         Map<String, String> labels = new TreeMap<>();
         labels.put("dubbo.interface", ref.iface());
         if (apps.size() == 1) labels.put("dubbo.application", apps.get(0));
-        Map<String, String> vars = Map.of(
-                "interface", ref.iface(),
-                "version", "",
-                "group", "",
-                "application", apps.get(0),
-                "registry", config.name());
+        Map<String, String> vars = new HashMap<>();
+        vars.put("interface", ref.iface());
+        vars.put("version", "");
+        vars.put("group", "");
+        vars.put("application", apps.get(0));
+        vars.put("registry", config.name());
+        interfaceEnvironment(ref.root()).putInto(vars);
         return instancesUpsert(key, instances, options.dubboInterfaceHost(), vars, labels);
+    }
+
+    /** The environment of Dubbo interfaces under a root: its {@code {env}} names every root but the home one. */
+    private DubboNaming.Environment interfaceEnvironment(String rootPath) {
+        return DubboNaming.Environment.zookeeper(rootPath, rootPath.equals(options.homeInterfaceRoot()));
     }
 
     private boolean hasInterfaceProviders(String iface) {
@@ -573,20 +786,14 @@ final class ZookeeperCatalog {
             HostTemplate template,
             Map<String, String> vars,
             Map<String, String> labels) {
-        Map<String, Leaf.Instance> byAddress = new HashMap<>();
+        List<Duplicates.Candidate> candidates = new ArrayList<>(instances.size());
+        Map<String, Protocol> protocols = new HashMap<>();
         for (Leaf.Instance i : instances) {
-            String id = i.endpoint().address() + i.endpoint().ports();
-            byAddress.merge(id, i, (a, b) -> b.registeredAt() > a.registeredAt() ? b : a);
+            candidates.add(new Duplicates.Candidate(i.endpoint(), i.registeredAt(), i.id()));
+            i.protocols().forEach((name, p) -> protocols.merge(name, p, (a, b) -> a.compareTo(b) <= 0 ? a : b));
         }
-        Ports ports = new Ports();
-        List<Endpoint> endpoints = new ArrayList<>(byAddress.size());
-        for (Leaf.Instance i : byAddress.values()) {
-            i.endpoint()
-                    .ports()
-                    .forEach((name, port) -> ports.add(name, i.protocols().get(name), port));
-            endpoints.add(i.endpoint());
-        }
-        endpoints.sort(null);
+        List<Endpoint> endpoints = Duplicates.pick(candidates).endpoints();
+        List<ServicePort> ports = ServicePorts.of(config, endpoints, protocols::get);
         String host;
         try {
             if (!hasAlphanumeric(key.name())) throw new IllegalArgumentException("name gives no host");
@@ -595,32 +802,14 @@ final class ZookeeperCatalog {
             status.skipped(key.toString(), ex.getMessage());
             return null;
         }
-        return new ServiceUpsert(key, host, ports.list(), endpoints, serviceLabels(key, labels));
+        return new ServiceUpsert(key, host, ports, endpoints, serviceLabels(key, labels));
     }
 
-    /** Service-level labels, sanitized; what had to be dropped is reported when the service is first sent. */
+    /** Service-level labels, sanitized; what had to be dropped is reported (once per service and key). */
     private java.util.SortedMap<String, String> serviceLabels(ServiceKey key, Map<String, String> raw) {
         Labels.Result r = Labels.sanitize(raw);
-        if (!r.dropped().isEmpty() && !sent.containsKey(key)) status.droppedLabels(key.toString(), r.dropped());
+        if (!r.dropped().isEmpty()) status.droppedLabels(key.toString(), r.dropped());
         return r.labels();
-    }
-
-    /** Service ports from endpoint ports: one per name, the configured or protocol default number. */
-    private final class Ports {
-        private final Map<String, Protocol> protocols = new TreeMap<>();
-        private final Map<String, Integer> numbers = new TreeMap<>();
-
-        void add(String name, Protocol protocol, int endpointPort) {
-            Protocol p = protocol == null ? Protocol.TCP : protocol;
-            protocols.putIfAbsent(name, p);
-            numbers.merge(name, config.servicePort(name, protocols.get(name), endpointPort), Math::min);
-        }
-
-        List<ServicePort> list() {
-            List<ServicePort> out = new ArrayList<>(numbers.size());
-            numbers.forEach((name, n) -> out.add(new ServicePort(name, n, protocols.get(name))));
-            return out;
-        }
     }
 
     // ------------------------------------------------------------------ helpers
@@ -632,6 +821,7 @@ final class ZookeeperCatalog {
 
     private static Kind kindOf(String name) {
         if (name.equals(MAPPING)) return Kind.MAPPING;
+        if (name.equals(CONFIG)) return Kind.CONFIG;
         if (IGNORED_CHILDREN.contains(name)) return Kind.IGNORED;
         return Kind.SERVICE;
     }
@@ -643,6 +833,11 @@ final class ZookeeperCatalog {
     private void markRemoved(Child c) {
         c.removed = true;
         departing.keySet().removeIf(d -> d.child() == c);
+        if (c.kind == Kind.CONFIG) {
+            Map<String, List<DubboOverrides.Rule>> rules = configRules.remove(c.root.path);
+            if (rules != null) rules.keySet().forEach(this::markRuleUsers);
+            return;
+        }
         if (c.kind == Kind.MAPPING) {
             for (String iface : List.copyOf(c.mappings.keySet())) {
                 List<String> apps = c.mappings.remove(iface);

@@ -30,6 +30,8 @@ import org.apache.zookeeper.common.PathUtils;
  * @param dubboInterfaceHost host template of Dubbo interfaces (and of interfaces found through the mapping)
  * @param dubboApplicationHost host template of Dubbo applications
  * @param springCloudHost host template of Spring Cloud (curator x-discovery) services
+ * @param dubboConsumerApplication the Dubbo consumer application the bridge stands for when it applies override
+ *     rules ({@code <application>.configurators} and rules that name an application), or null for none
  */
 public record ZookeeperOptions(
         List<String> servicesPaths,
@@ -42,7 +44,8 @@ public record ZookeeperOptions(
         Duration reregistrationWindow,
         HostTemplate dubboInterfaceHost,
         HostTemplate dubboApplicationHost,
-        HostTemplate springCloudHost) {
+        HostTemplate springCloudHost,
+        String dubboConsumerApplication) {
 
     public static final List<String> DEFAULT_SERVICES_PATHS = List.of("/dubbo", "/services");
     public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(60);
@@ -85,7 +88,8 @@ public record ZookeeperOptions(
                 DEFAULT_REREGISTRATION_WINDOW,
                 DubboNaming.interfaceTemplate(null),
                 DubboNaming.applicationTemplate(null),
-                springCloudTemplate(null));
+                springCloudTemplate(null),
+                null);
     }
 
     public static HostTemplate springCloudTemplate(String template) {
@@ -94,6 +98,22 @@ public record ZookeeperOptions(
 
     public boolean authenticated() {
         return username != null;
+    }
+
+    /**
+     * The root whose Dubbo interfaces are the home environment (no {@code {env}} in their hosts): {@code /dubbo}, Dubbo's
+     * default root, when it is watched, else the first root listed.
+     */
+    public String homeInterfaceRoot() {
+        return servicesPaths.contains("/dubbo") ? "/dubbo" : servicesPaths.get(0);
+    }
+
+    /**
+     * The root whose Dubbo 3 applications are the home environment: {@code /services}, Dubbo's default for
+     * application-level registration, when it is watched, else the first root listed.
+     */
+    public String homeApplicationRoot() {
+        return servicesPaths.contains("/services") ? "/services" : servicesPaths.get(0);
     }
 
     /** Parses the type's own fields of one entry; problems are recorded on {@code entry} with their line. */
@@ -166,6 +186,11 @@ public record ZookeeperOptions(
         HostTemplate iface = template(entry, "dubboInterfaceHostTemplate", DubboNaming::interfaceTemplate);
         HostTemplate app = template(entry, "dubboApplicationHostTemplate", DubboNaming::applicationTemplate);
         HostTemplate spring = template(entry, "springCloudHostTemplate", ZookeeperOptions::springCloudTemplate);
+        String consumerApp = entry.string("dubboConsumerApplication", null);
+        if (consumerApp != null && consumerApp.isBlank()) {
+            entry.problem("dubboConsumerApplication", "must not be empty");
+            consumerApp = null;
+        }
 
         return new ZookeeperOptions(
                 roots.isEmpty() ? DEFAULT_SERVICES_PATHS : roots,
@@ -178,7 +203,8 @@ public record ZookeeperOptions(
                 window,
                 iface,
                 app,
-                spring);
+                spring,
+                consumerApp == null ? null : consumerApp.trim());
     }
 
     private static HostTemplate template(ConfigNode entry, String key, Function<String, HostTemplate> parse) {

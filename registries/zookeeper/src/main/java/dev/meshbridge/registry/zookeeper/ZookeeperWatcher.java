@@ -1,23 +1,20 @@
 package dev.meshbridge.registry.zookeeper;
 
 import dev.meshbridge.core.config.RegistryConfig;
-import dev.meshbridge.core.spi.EventSink;
 import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistrySynced;
 import dev.meshbridge.core.spi.RegistryWatcher;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.watch.Backoff;
+import dev.meshbridge.core.watch.ShardPublisher;
+import dev.meshbridge.core.watch.WatcherKit;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -41,13 +38,15 @@ import org.slf4j.LoggerFactory;
  * <p>How it works:
  *
  * <ol>
- *   <li>one owner thread holds all state ({@link ZookeeperCatalog}); Curator's callback and watch threads only
- *       enqueue onto it;
+ *   <li>the kit's owner thread ({@link dev.meshbridge.core.watch.SerialExecutor}) holds all state ({@link
+ *       ZookeeperCatalog}); Curator's callback and watch threads only enqueue onto it; every change leaves through the
+ *       kit's {@link ShardPublisher};
  *   <li>each root carries one persistent recursive watch, added before the root is read, so no change between the
  *       read and the watch is missed; events then update the copy one znode at a time;
  *   <li>a full sync (at start and after every reconnect or session loss) lists the roots, interfaces and provider
  *       lists and reads every instance, with at most {@value #MAX_IN_FLIGHT} reads in flight; it sends nothing until
  *       it is complete, then only what differs from before, then {@link RegistrySynced};
+ *   <li>a root that cannot be watched is retried with jittered backoff on the kit's ticker;
  *   <li>while the connection is down nothing is sent, so the catalog keeps the last known state;
  *   <li>a malformed znode is skipped and reported on the {@link RegistryStatus}; nothing stops the watcher.
  * </ol>
@@ -62,26 +61,19 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     private static final Duration RETRY_MIN = Duration.ofMillis(500);
     private static final Duration RETRY_MAX = Duration.ofSeconds(30);
 
-    private enum State {
-        LATENT,
-        STARTED,
-        CLOSED
-    }
-
     private final RegistryConfig config;
     private final ZookeeperOptions options;
-    private final EventSink sink;
     private final RegistryStatus status;
     private final String connectString;
-    private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
-    private final ScheduledThreadPoolExecutor owner;
+    private final WatcherKit kit;
+    private final ShardPublisher publisher;
     private final Map<String, Watcher> rootWatchers = new HashMap<>();
     private volatile CuratorFramework client;
 
     // --- owned by the owner thread ---
     private final ZookeeperCatalog catalog;
     private final ArrayDeque<ZnodeRead> queue = new ArrayDeque<>();
-    private final Map<String, Integer> rootFailures = new HashMap<>();
+    private final Map<String, Backoff> rootBackoff = new HashMap<>();
     private int epoch;
     private int inFlight;
     private int pending;
@@ -94,16 +86,11 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     ZookeeperWatcher(RegistryConfig config, ZookeeperOptions options, WatcherContext context) {
         this.config = config;
         this.options = options;
-        this.sink = context.events();
         this.status = context.status();
         this.connectString = String.join(",", config.addresses()) + options.chroot();
-        this.catalog = new ZookeeperCatalog(config, options, status, System::nanoTime);
-        this.owner = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "meshbridge-zk-" + config.name());
-            t.setDaemon(true);
-            return t;
-        });
-        this.owner.setRemoveOnCancelPolicy(true);
+        this.kit = new WatcherKit(context, "meshbridge-zk-" + config.name());
+        this.publisher = kit.publisher();
+        this.catalog = new ZookeeperCatalog(config, options, status, kit.ticker()::nanoTime);
         for (String root : options.servicesPaths()) {
             rootWatchers.put(root, event -> enqueue(() -> onWatchEvent(root, event)));
         }
@@ -111,9 +98,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
 
     @Override
     public void start() {
-        if (!state.compareAndSet(State.LATENT, State.STARTED)) {
-            throw new IllegalStateException("watcher " + config.name() + " was already started or closed");
-        }
+        kit.start();
         ZKClientConfig clientConfig = new ZKClientConfig();
         clientConfig.setProperty(ZKConfig.JUTE_MAXBUFFER, Integer.toString(options.maxResponseBytes()));
         CuratorFramework c = CuratorFrameworkFactory.builder()
@@ -134,13 +119,12 @@ public final class ZookeeperWatcher implements RegistryWatcher {
                 options.servicesPaths(),
                 options.authenticated() ? "digest:" + options.username() : "none");
         c.start();
-        owner.schedule(this::checkConnected, options.connectionTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        kit.loop().schedule(options.connectionTimeout(), this::checkConnected);
     }
 
     @Override
     public void close() {
-        State previous = state.getAndSet(State.CLOSED);
-        if (previous == State.CLOSED) return;
+        if (!kit.beginClose()) return;
         CuratorFramework c = client;
         if (c != null) {
             try {
@@ -149,15 +133,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
                 log.debug("registry={} closing the ZooKeeper client failed", config.name(), e);
             }
         }
-        owner.shutdownNow();
-        try {
-            if (!owner.awaitTermination(10, TimeUnit.SECONDS)) {
-                log.warn("registry={} owner thread did not stop within 10s", config.name());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        status.stopped();
+        kit.close();
         log.info("registry={} type=zookeeper stopped", config.name());
     }
 
@@ -169,20 +145,9 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     // ------------------------------------------------------------------ owner thread
 
     private void enqueue(Runnable task) {
-        if (state.get() == State.CLOSED) return;
-        try {
-            owner.execute(() -> {
-                if (state.get() == State.CLOSED) return;
-                try {
-                    task.run();
-                } catch (RuntimeException e) {
-                    status.error("internal error, state kept", e);
-                    log.error("registry={} watcher task failed", config.name(), e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            // closing
-        }
+        kit.loop().execute(() -> {
+            if (kit.open()) task.run();
+        });
     }
 
     private void onConnectionState(ConnectionState newState) {
@@ -222,7 +187,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     private void startSync() {
         newEpoch();
         syncing = true;
-        syncStartedNanos = System.nanoTime();
+        syncStartedNanos = kit.ticker().nanoTime();
         log.info("registry={} full sync of {} started", config.name(), options.servicesPaths());
         for (String root : options.servicesPaths()) addWatch(root, true);
     }
@@ -250,7 +215,8 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         if (partOfSync) pending--;
         KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
         if (code == KeeperException.Code.OK) {
-            rootFailures.remove(root);
+            Backoff b = rootBackoff.get(root);
+            if (b != null) b.reset();
             submit(ZnodeRead.listRoot(root));
         } else if (!isConnectionProblem(code)) {
             status.error("cannot watch " + root, KeeperException.create(code, root));
@@ -260,16 +226,13 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     }
 
     private void retryWatch(String root) {
-        int failures = rootFailures.merge(root, 1, Integer::sum);
-        long delay = Math.min(RETRY_MAX.toMillis(), RETRY_MIN.toMillis() << Math.min(failures - 1, 10));
-        delay = (long) (delay * (0.5 + ThreadLocalRandom.current().nextDouble()));
+        Duration delay = rootBackoff
+                .computeIfAbsent(root, r -> new Backoff(RETRY_MIN, RETRY_MAX))
+                .next();
         int ep = epoch;
-        owner.schedule(
-                () -> {
-                    if (ep == epoch && connected && state.get() == State.STARTED) addWatch(root, false);
-                },
-                delay,
-                TimeUnit.MILLISECONDS);
+        kit.loop().schedule(delay, () -> {
+            if (ep == epoch && connected && kit.open()) addWatch(root, false);
+        });
     }
 
     private void onWatchEvent(String root, WatchedEvent event) {
@@ -299,11 +262,11 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         inFlight++;
         try {
             switch (read.kind()) {
-                case LIST_ROOT, LIST_NODE, LIST_PROVIDERS ->
+                case LIST_ROOT, LIST_NODE, LIST_PROVIDERS, LIST_CONFIGURATORS, LIST_CONFIG ->
                     client.getChildren()
                             .inBackground((cl, event) -> enqueue(() -> onRead(read, ep, event)))
                             .forPath(read.path());
-                case READ_INSTANCE, READ_MAPPING ->
+                case READ_INSTANCE, READ_MAPPING, READ_CONFIG ->
                     client.getData()
                             .inBackground((cl, event) -> enqueue(() -> onRead(read, ep, event)))
                             .forPath(read.path());
@@ -353,16 +316,16 @@ public final class ZookeeperWatcher implements RegistryWatcher {
             }
             case READ_INSTANCE -> catalog.instanceRead(read.root(), read.child(), read.leaf(), gone ? null : bytes);
             case READ_MAPPING -> catalog.mappingRead(read.root(), read.leaf(), gone ? null : bytes);
+            case LIST_CONFIGURATORS -> catalog.configuratorsListed(read.root(), read.child(), gone ? List.of() : names);
+            case LIST_CONFIG -> catalog.configListed(read.root(), gone ? List.of() : names, this::submit);
+            case READ_CONFIG -> catalog.configRead(read.root(), read.leaf(), gone ? null : bytes);
         }
     }
 
     private void afterResult() {
         if (!expiryScheduled && catalog.hasDepartures()) {
             expiryScheduled = true;
-            owner.schedule(
-                    () -> enqueue(this::expireDepartures),
-                    options.reregistrationWindow().toNanos(),
-                    TimeUnit.NANOSECONDS);
+            kit.loop().schedule(options.reregistrationWindow(), this::expireDepartures);
         }
         if (syncing) {
             if (pending == 0) finishSync();
@@ -377,38 +340,29 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         long next = catalog.expireDepartures();
         if (next >= 0) {
             expiryScheduled = true;
-            owner.schedule(() -> enqueue(this::expireDepartures), next, TimeUnit.NANOSECONDS);
+            kit.loop().schedule(Duration.ofNanos(next), this::expireDepartures);
         }
         afterResult();
     }
 
     private void finishSync() {
         syncing = false;
-        List<RegistryEvent> events = catalog.drain();
-        send(events);
-        send(List.of(new RegistrySynced(config.name(), catalog.services())));
+        int changes = catalog.drain(publisher);
+        publisher.synced();
         status.synced();
         log.info(
                 "registry={} full sync done in {} ms: nodes={} services={} changes={}",
                 config.name(),
-                (System.nanoTime() - syncStartedNanos) / 1_000_000,
+                (kit.ticker().nanoTime() - syncStartedNanos) / 1_000_000,
                 catalog.nodeCount(),
-                catalog.services().size(),
-                events.size());
+                publisher.services().size(),
+                changes);
     }
 
     private void flush() {
         flushQueued = false;
         if (syncing) return;
-        send(catalog.drain());
-    }
-
-    private void send(List<RegistryEvent> events) {
-        for (RegistryEvent e : events) {
-            if (state.get() == State.CLOSED) return;
-            if (log.isDebugEnabled()) log.debug("registry={} event {}", config.name(), e);
-            sink.accept(e);
-        }
+        catalog.drain(publisher);
     }
 
     private static boolean isConnectionProblem(KeeperException.Code code) {

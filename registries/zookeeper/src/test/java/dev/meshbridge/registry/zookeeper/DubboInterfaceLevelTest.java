@@ -136,13 +136,11 @@ class DubboInterfaceLevelTest {
     }
 
     @Test
-    void consumersConfiguratorsRoutersAndDubboReservedNodes_neverBecomeServices() throws Exception {
+    void consumersRoutersAndDubboReservedNodes_neverBecomeServices() throws Exception {
         String iface = "org.demo.Billing";
         dubbo.register(provider("dubbo", "10.0.2.1:20880", iface, ""));
         dubbo.register("consumer://10.0.2.9/" + iface + "?application=shop&category=consumers&check=false"
                 + "&interface=" + iface + "&side=consumer");
-        dubbo.register("override://0.0.0.0/" + iface + "?category=configurators&disabled=true&dynamic=false"
-                + "&enabled=true");
         dubbo.register("condition://0.0.0.0/" + iface + "?category=routers&dynamic=false&rule="
                 + URLEncoder.encode("host = 10.0.2.9 => host = 10.0.2.1", StandardCharsets.UTF_8));
         dubbo.register("consumer://10.0.2.9/org.demo.OnlyConsumed?application=shop&category=consumers"
@@ -150,7 +148,11 @@ class DubboInterfaceLevelTest {
         raw.create()
                 .creatingParentsIfNeeded()
                 .forPath("/dubbo/metadata/org.demo.Billing/provider/shop", "{}".getBytes());
+        // an application's rules, and other config-center entries, are not the bridge's (no dubboConsumerApplication)
         raw.create().creatingParentsIfNeeded().forPath("/dubbo/config/dubbo/shop.configurators", "x".getBytes());
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/dubbo/config/dubbo/shop.condition-router", "garbage".getBytes());
 
         try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo]")) {
             h.awaitSyncs(1);
@@ -163,6 +165,104 @@ class DubboInterfaceLevelTest {
                     .noneMatch(host ->
                             host.contains("onlyconsumed") || host.contains("metadata") || host.contains("config"));
             assertThat(h.status.skippedCount()).isZero();
+        }
+    }
+
+    @Test
+    void dubbo26OverrideUrls_disableOrReweighProviders_asDubbosConsumerApplies_andTheirRemovalUndoesIt()
+            throws Exception {
+        String iface = "org.demo.Overridden";
+        String a = provider("dubbo", "10.0.8.1:20880", iface, "");
+        String b = provider("dubbo", "10.0.8.2:20880", iface, "");
+        dubbo.register(a);
+        dubbo.register(b);
+        // what dubbo-admin 2.6 writes: disable one provider (address with port), reweigh every provider (0.0.0.0)
+        String disableB = "override://10.0.8.2:20880/" + iface + "?category=configurators&disabled=true&dynamic=false"
+                + "&enabled=true";
+        String weighAll =
+                "override://0.0.0.0/" + iface + "?category=configurators&dynamic=false&enabled=true&weight=40";
+        // a rule someone switched off, and one for another service, change nothing
+        String off = "override://10.0.8.1:20880/" + iface + "?category=configurators&disabled=true&enabled=false";
+        String other = "override://0.0.0.0/org.demo.Other?category=configurators&disabled=true";
+        dubbo.register(disableB);
+        dubbo.register(weighAll);
+        dubbo.register(off);
+        dubbo.register(other);
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo]")) {
+            String host = "org.demo.overridden.dubbo";
+            MeshService s = h.awaitService(host, x -> x.routableEndpoints().size() == 1);
+            assertThat(s.endpoints()).extracting(Endpoint::address).containsExactly("10.0.8.1", "10.0.8.2");
+            assertThat(s.routableEndpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.8.1");
+                assertThat(e.weight()).isEqualTo(40);
+            });
+
+            dubbo.unregister(disableB);
+            h.awaitService(host, x -> x.routableEndpoints().size() == 2);
+            dubbo.unregister(weighAll);
+            MeshService back =
+                    h.awaitService(host, x -> x.routableEndpoints().stream().allMatch(e -> e.weight() == 100));
+            assertThat(back.routableEndpoints()).hasSize(2);
+            assertThat(h.status.skippedCount()).isZero();
+        }
+    }
+
+    @Test
+    void configCenterRules_asDubboAdminWritesThem_disableAndReweigh_forTheMatchingAddresses() throws Exception {
+        String iface = "org.demo.Governed";
+        dubbo.register(provider("dubbo", "10.0.9.1:20880", iface, "version=1.0.0"));
+        dubbo.register(provider("dubbo", "10.0.9.2:20880", iface, "version=1.0.0"));
+        dubbo.register(provider("dubbo", "10.0.9.3:20880", iface, "version=1.0.0"));
+        String path = "/dubbo/config/dubbo/" + iface + ":1.0.0:.configurators";
+        String rule = """
+                configVersion: v2.7
+                scope: service
+                key: org.demo.Governed:1.0.0
+                enabled: true
+                configs:
+                - side: consumer
+                  addresses: [0.0.0.0]
+                  providerAddresses: ["10.0.9.2:20880"]
+                  parameters:
+                    disabled: true
+                - side: consumer
+                  addresses: [0.0.0.0]
+                  providerAddresses: ["10.0.9.3"]
+                  parameters:
+                    weight: 300
+                - side: provider
+                  addresses: ["10.0.9.1:20880"]
+                  parameters:
+                    weight: 5
+                """;
+        raw.create().creatingParentsIfNeeded().forPath(path, rule.getBytes(StandardCharsets.UTF_8));
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo]")) {
+            String host = "org.demo.governed.v-1-0-0.dubbo";
+            MeshService s = h.awaitService(host, x -> x.routableEndpoints().size() == 2);
+            assertThat(s.routableEndpoints())
+                    .extracting(e -> e.address() + "=" + e.weight())
+                    // the provider-side weight is the provider's to apply (it registers its new URL)
+                    .containsExactly("10.0.9.1=100", "10.0.9.3=300");
+
+            // the rule switched off as a whole: every provider back as registered
+            raw.setData()
+                    .forPath(
+                            path,
+                            rule.replace("enabled: true", "enabled: false").getBytes(StandardCharsets.UTF_8));
+            h.awaitService(
+                    host,
+                    x -> x.routableEndpoints().size() == 3
+                            && x.endpoints().stream().allMatch(e -> e.weight() == 100));
+
+            // garbage keeps the rules before it (Dubbo's consumer does the same), reported
+            raw.setData().forPath(path, rule.getBytes(StandardCharsets.UTF_8));
+            h.awaitService(host, x -> x.routableEndpoints().size() == 2);
+            raw.setData().forPath(path, "configs: [oops".getBytes(StandardCharsets.UTF_8));
+            await().atMost(TestCatalog.TIMEOUT).until(() -> h.status.skippedCount() == 1);
+            assertThat(h.snapshot().service(host).routableEndpoints()).hasSize(2);
+
+            raw.delete().forPath(path);
+            h.awaitService(host, x -> x.routableEndpoints().size() == 3);
         }
     }
 
@@ -187,6 +287,85 @@ class DubboInterfaceLevelTest {
                     .atMost(TestCatalog.TIMEOUT)
                     .until(() -> h.snapshot().service("org.demo.kept.dubbo") != null);
             h.catalog.awaitAbsent("org.demo.kept.dubbo");
+        }
+    }
+
+    /** Writes a provider znode the way every Dubbo version does: the full URL, encoded once, under providers. */
+    private static void writeProvider(String iface, String url) throws Exception {
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/dubbo/" + iface + "/providers/" + URLEncoder.encode(url, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void znodesAsDubbo26Writes_areReadAsDubbosOwnParserReadsThem() throws Exception {
+        String iface = "org.demo.Legacy";
+        // Dubbo 2.6 and 2.7.0-2.7.2 write version, group and weight as default.* parameters
+        writeProvider(
+                iface,
+                "dubbo://10.0.6.1:20880/" + iface + "?anyhost=true&application=legacy&default.group=blue"
+                        + "&default.version=1.0.0&default.weight=30&dubbo=2.6.2&interface=" + iface
+                        + "&methods=a&pid=1&side=provider&timestamp=1500000000000");
+        // values are decoded once: '+' stays, a literal '%' is kept
+        writeProvider(
+                iface,
+                "dubbo://10.0.6.2:20880/" + iface + "?application=legacy&interface=" + iface
+                        + "&note=50%&side=provider&version=1.0.0+b7");
+        // a non-empty disabled decides alone, as in Dubbo's RegistryDirectory
+        writeProvider(
+                iface,
+                "dubbo://10.0.6.3:20880/" + iface + "?application=legacy&disabled=false&enabled=false" + "&interface="
+                        + iface + "&side=provider");
+
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo]")) {
+            MeshService blue = h.awaitService("org.demo.legacy.v-1-0-0.g-blue.dubbo", s -> true);
+            assertThat(blue.endpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.6.1");
+                assertThat(e.weight()).isEqualTo(30);
+            });
+            MeshService build = h.awaitService("org.demo.legacy.v-1-0-0-b7.dubbo", s -> true);
+            assertThat(build.endpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.6.2");
+                assertThat(e.labels()).containsEntry("version", "1.0.0_b7").containsKey("note");
+            });
+            assertThat(build.sources())
+                    .singleElement()
+                    .satisfies(k -> assertThat(k.version()).isEqualTo("1.0.0+b7"));
+            MeshService plain = h.awaitService("org.demo.legacy.dubbo", s -> true);
+            assertThat(plain.endpoints()).singleElement().satisfies(e -> {
+                assertThat(e.address()).isEqualTo("10.0.6.3");
+                assertThat(e.enabled()).isTrue();
+                assertThat(e.routable()).isTrue();
+            });
+            assertThat(h.status.skippedCount()).isZero();
+        }
+    }
+
+    @Test
+    void sameInterfaceUnderTwoRoots_isOneHostPerRoot_theHomeRootKeepsItsHost() throws Exception {
+        String iface = "org.demo.Rooted";
+        // Dubbo's registry group picks the root: /dubbo by default, /gray for group=gray
+        writeProvider(iface, provider("dubbo", "10.0.7.1:20880", iface, ""));
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/gray/" + iface + "/providers/"
+                        + URLEncoder.encode(provider("dubbo", "10.0.7.2:20880", iface, ""), StandardCharsets.UTF_8));
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo, /gray]")) {
+            MeshService prod = h.awaitService("org.demo.rooted.dubbo", s -> true);
+            MeshService gray = h.awaitService("org.demo.rooted.root-gray.dubbo", s -> true);
+            h.awaitSyncs(1);
+            assertThat(h.snapshot().service("org.demo.rooted.dubbo").endpoints())
+                    .extracting(Endpoint::address)
+                    .containsExactly("10.0.7.1");
+            assertThat(gray.endpoints()).extracting(Endpoint::address).containsExactly("10.0.7.2");
+            assertThat(prod.sources()).hasSize(1);
+        }
+        try (WatcherHarness h = WatcherHarness.start(
+                zk.address(),
+                "zkServicesPath: [/dubbo, /gray]",
+                "dubboInterfaceHostTemplate: \"{interface}.{root}.dubbo\"")) {
+            h.awaitService("org.demo.rooted.dubbo.dubbo", s -> s.endpoints().size() == 1);
+            h.awaitService("org.demo.rooted.gray.dubbo", s -> s.endpoints().size() == 1);
         }
     }
 

@@ -8,7 +8,12 @@ import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.testing.ManualTicker;
+import dev.meshbridge.core.testing.TableLookup;
 import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.core.watch.HostResolver;
+import dev.meshbridge.core.watch.Ticker;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -178,6 +183,71 @@ class SpringCloudTest {
 
             spring.unregisterService(solo);
             h.catalog.awaitAbsent("solo.services.zookeeper");
+        }
+    }
+
+    @Test
+    void unregisteredInstance_staysForTheReregistrationWindow_measuredOnTheInjectedTicker() throws Exception {
+        ManualTicker ticker = new ManualTicker();
+        ServiceInstance<ZookeeperInstance> a = springInstance("window", "10.1.5.1", 8080, null, Map.of());
+        ServiceInstance<ZookeeperInstance> b = springInstance("window", "10.1.5.2", 8080, null, Map.of());
+        spring.registerService(a);
+        spring.registerService(b);
+        try (WatcherHarness h = WatcherHarness.start(
+                new WatcherRuntime(ticker, HostResolver.Lookup.SYSTEM),
+                zk.address(),
+                "zkServicesPath: [/services]",
+                "reregistrationWindow: 30s")) {
+            String host = "window.services.zookeeper";
+            h.awaitService(host, s -> s.endpoints().size() == 2);
+
+            spring.unregisterService(b);
+            await().atMost(TestCatalog.TIMEOUT).until(() -> ticker.pending() > 0);
+            ticker.advance(Duration.ofSeconds(29));
+            await().during(Duration.ofMillis(300))
+                    .atMost(TestCatalog.TIMEOUT)
+                    .until(() -> h.snapshot().service(host).endpoints().size() == 2);
+
+            ticker.advance(Duration.ofSeconds(2));
+            MeshService left = h.awaitService(host, s -> s.endpoints().size() == 1);
+            assertThat(left.endpoints()).extracting(Endpoint::address).containsExactly("10.1.5.1");
+        }
+    }
+
+    @Test
+    void statusesOtherThanUp_getNoTraffic_asSpringsLoadBalancerKeepsOnlyUpOrNone() throws Exception {
+        // ZookeeperServiceInstanceListSupplier keeps an instance whose instance_status is blank or UP (any case)
+        spring.registerService(springInstance("status", "10.1.6.1", 8080, null, Map.of("instance_status", "up")));
+        spring.registerService(springInstance("status", "10.1.6.2", 8080, null, Map.of()));
+        spring.registerService(
+                springInstance("status", "10.1.6.3", 8080, null, Map.of("instance_status", "MAINTENANCE")));
+        spring.registerService(springInstance("status", "10.1.6.4", 8080, null, Map.of("instance_status", "UNKNOWN")));
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/services]")) {
+            MeshService s = h.awaitService(
+                    "status.services.zookeeper", x -> x.endpoints().size() == 4);
+            assertThat(s.endpoints())
+                    .filteredOn(e -> e.health() == Health.HEALTHY)
+                    .extracting(Endpoint::address)
+                    .containsExactly("10.1.6.1", "10.1.6.2");
+            assertThat(s.endpoints())
+                    .filteredOn(
+                            e -> e.address().equals("10.1.6.3") || e.address().equals("10.1.6.4"))
+                    .allSatisfy(e -> assertThat(e.health()).isEqualTo(Health.UNHEALTHY));
+        }
+    }
+
+    @Test
+    void instanceRegisteredUnderAHostName_withoutPreferIpAddress_getsTrafficAtItsAddress() throws Exception {
+        TableLookup dns = new TableLookup().put("orders-box.corp", "10.1.7.9");
+        spring.registerService(springInstance("named", "orders-box.corp", 8080, null, Map.of()));
+        spring.registerService(springInstance("named", "10.1.7.1", 8080, null, Map.of()));
+        spring.registerService(springInstance("named", "retired-box.corp", 8080, null, Map.of()));
+        try (WatcherHarness h = WatcherHarness.start(
+                new WatcherRuntime(Ticker.system(), dns), zk.address(), "zkServicesPath: [/services]")) {
+            MeshService s = h.awaitService(
+                    "named.services.zookeeper", x -> x.endpoints().size() == 2);
+            assertThat(s.endpoints()).extracting(Endpoint::address).containsExactly("10.1.7.1", "10.1.7.9");
+            await().atMost(TestCatalog.TIMEOUT).until(() -> h.status.skippedCount() == 1);
         }
     }
 

@@ -14,6 +14,7 @@ import dev.meshbridge.core.spi.RegistryWatcher;
 import dev.meshbridge.core.spi.WatcherContext;
 import dev.meshbridge.core.testing.RecordingSink;
 import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import java.util.List;
 import java.util.function.Predicate;
 
@@ -34,6 +35,11 @@ final class WatcherHarness implements AutoCloseable {
      *     name: zk1\n addresses: [...]"}
      */
     WatcherHarness(String entry) throws ConfigException {
+        this(entry, WatcherRuntime.system());
+    }
+
+    /** As {@link #WatcherHarness(String)}, with time and host-name lookups from {@code runtime}. */
+    WatcherHarness(String entry, WatcherRuntime runtime) throws ConfigException {
         this.config = parse(entry);
         this.status = new RegistryStatus(config.name(), config.type());
         catalog.configure(config.name(), config.emptyService());
@@ -43,15 +49,20 @@ final class WatcherHarness implements AutoCloseable {
                     events.accept(e);
                     catalog.aggregator().accept(e);
                 },
-                status);
+                status,
+                runtime);
         this.watcher = RegistriesConfig.loadProviders().get(config.type()).create(config, context);
     }
 
     /** A harness for {@code name: zk} at {@code address} with extra option lines. */
     static WatcherHarness start(String address, String... options) throws ConfigException {
+        return start(WatcherRuntime.system(), address, options);
+    }
+
+    static WatcherHarness start(WatcherRuntime runtime, String address, String... options) throws ConfigException {
         StringBuilder yaml = new StringBuilder("type: zookeeper\nname: zk\naddresses: [\"" + address + "\"]\n");
         for (String o : options) yaml.append(o).append('\n');
-        WatcherHarness h = new WatcherHarness(yaml.toString());
+        WatcherHarness h = new WatcherHarness(yaml.toString(), runtime);
         h.watcher.start();
         return h;
     }

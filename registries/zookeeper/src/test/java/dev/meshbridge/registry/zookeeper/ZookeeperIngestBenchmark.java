@@ -57,9 +57,14 @@ class ZookeeperIngestBenchmark {
         zk.close();
     }
 
+    /** A valid IPv4 address per service and instance (an octet above 255 would be a host name to resolve). */
+    static String address(int service, int instance) {
+        return "10." + (instance % 250 + 1) + "." + (service / 250 + 41 * (instance / 250)) + "." + (service % 250 + 1);
+    }
+
     static String providerName(int service, int instance) {
         String iface = "com.example.bench.Service" + service;
-        String url = "dubbo://10." + (instance + 1) + "." + (service / 250) + "." + (service % 250 + 1) + ":20880/"
+        String url = "dubbo://" + address(service, instance) + ":20880/"
                 + iface + "?anyhost=true&application=bench-app-" + (service % 100)
                 + "&deprecated=false&dubbo=2.0.2&dynamic=true&generic=false&interface=" + iface
                 + "&methods=get,list,create,update,delete&pid=" + (1000 + instance)
@@ -69,7 +74,7 @@ class ZookeeperIngestBenchmark {
 
     static byte[] springInstance(int service, int instance) {
         String name = "bench-svc-" + service;
-        String address = "10." + (instance + 1) + "." + (service / 250) + "." + (service % 250 + 1);
+        String address = address(service, instance);
         return ("{\"name\":\"" + name + "\",\"id\":\"" + name + "-" + instance + "\",\"address\":\"" + address
                         + "\",\"port\":8080,\"sslPort\":null,\"payload\":{\"@class\":\"org.springframework.cloud"
                         + ".zookeeper.discovery.ZookeeperInstance\",\"id\":\"" + name + "\",\"name\":\"" + name

@@ -46,12 +46,22 @@ public final class EurekaRegistrar implements AutoCloseable {
     }
 
     /**
-     * An instance as a Spring Cloud application {@code spring.application.name=app} on {@code ip:port} registers it:
-     * instance id {@code host:app:port}, app name upper case, VIP address the lower-case name, non-secure port enabled,
+     * An instance as a Spring Cloud application {@code spring.application.name=app} with {@code
+     * eureka.instance.prefer-ip-address=true} on {@code ip:port} registers it: {@code hostName} is the IP too,
+     * instance id {@code ip:app:port}, app name upper case, VIP address the lower-case name, non-secure port enabled,
      * secure port 443 disabled, data center {@code MyOwn}, leases of 30/90 s, status UP (change it on the builder).
      */
     public static InstanceInfo.Builder springCloudInstance(String app, String ip, int port) {
-        String host = "host-" + ip.replace('.', '-');
+        return springCloudInstance(app, ip, ip, port);
+    }
+
+    /**
+     * As {@link #springCloudInstance(String, String, int)}, with Spring's default {@code prefer-ip-address=false}: the
+     * instance registers the machine's host name as {@code hostName} (what Spring's and Netflix's clients connect
+     * to) and its IP as {@code ipAddr}.
+     */
+    public static InstanceInfo.Builder springCloudInstance(String app, String hostName, String ip, int port) {
+        String host = hostName;
         return InstanceInfo.Builder.newBuilder()
                 .setInstanceId(host + ":" + app + ":" + port)
                 .setAppName(app)
