@@ -21,6 +21,10 @@ import java.util.Set;
  * @param maxConnectionAge after this long a client connection is asked to reconnect, which spreads clients over
  *     replicas (0 never)
  * @param ingress the listeners Envoy gets for the Ingress routes
+ * @param initialSyncTimeout how long first answers are held while the registries do their first sync (the bridge
+ *     lets the server answer as soon as every registry has synced or passed its own {@code syncTimeout}); 0 answers
+ *     at once
+ * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
  */
 public record XdsOptions(
         String bindAddress,
@@ -30,7 +34,9 @@ public record XdsOptions(
         Set<String> lbMetadataLabels,
         Duration keepaliveTime,
         Duration maxConnectionAge,
-        Ingress ingress) {
+        Ingress ingress,
+        Duration initialSyncTimeout,
+        NodeRoles nodeRoles) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -42,7 +48,9 @@ public record XdsOptions(
             Set.of(),
             Duration.ofSeconds(30),
             Duration.ZERO,
-            Ingress.DEFAULTS);
+            Ingress.DEFAULTS,
+            Duration.ofSeconds(30),
+            NodeRoles.DEFAULTS);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -87,6 +95,10 @@ public record XdsOptions(
         Objects.requireNonNull(keepaliveTime, "keepaliveTime");
         Objects.requireNonNull(maxConnectionAge, "maxConnectionAge");
         Objects.requireNonNull(ingress, "ingress");
+        Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
+        Objects.requireNonNull(nodeRoles, "nodeRoles");
+        if (initialSyncTimeout.isNegative())
+            throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
         lbMetadataLabels = lbMetadataLabels == null ? null : Set.copyOf(lbMetadataLabels);
     }
@@ -105,12 +117,51 @@ public record XdsOptions(
                 lbMetadataLabels,
                 keepaliveTime,
                 maxConnectionAge,
-                ingress);
+                ingress,
+                initialSyncTimeout,
+                nodeRoles);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
         return new XdsOptions(
-                bindAddress, port, connectTimeout, grpcListeners, labels, keepaliveTime, maxConnectionAge, ingress);
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                labels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                initialSyncTimeout,
+                nodeRoles);
+    }
+
+    public XdsOptions withInitialSyncTimeout(Duration timeout) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                timeout,
+                nodeRoles);
+    }
+
+    public XdsOptions withNodeRoles(NodeRoles roles) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                initialSyncTimeout,
+                roles);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -122,7 +173,9 @@ public record XdsOptions(
                 lbMetadataLabels,
                 keepaliveTime,
                 maxConnectionAge,
-                ingress);
+                ingress,
+                initialSyncTimeout,
+                nodeRoles);
     }
 
     /** The translator options these give. */
@@ -178,6 +231,13 @@ public record XdsOptions(
             maxAge = Duration.ZERO;
         }
         Ingress ingress = Ingress.parse(section.section("ingress"));
-        return new XdsOptions(bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress);
+        Duration hold = section.duration("initialSyncTimeout", DEFAULTS.initialSyncTimeout());
+        if (hold.isNegative()) {
+            section.problem("initialSyncTimeout", "must not be negative");
+            hold = DEFAULTS.initialSyncTimeout();
+        }
+        NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
+        return new XdsOptions(
+                bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress, hold, roles);
     }
 }

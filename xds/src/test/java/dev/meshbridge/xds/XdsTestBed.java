@@ -34,6 +34,8 @@ final class XdsTestBed implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         catalog.aggregator().subscribe(server).join();
+        // the test catalog has no registry to wait for: answer at once, as the bridge does once its registries synced
+        server.markCatalogReady();
     }
 
     /** Sends events to the catalog and waits until the server has applied the resulting snapshot. */
