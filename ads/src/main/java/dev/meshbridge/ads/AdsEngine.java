@@ -623,6 +623,10 @@ public final class AdsEngine {
     /** True when the stream's last push is too recent: the push waits, and what changes meanwhile merges into it. */
     private boolean paced(AdsStream st, long now) {
         if (st.lastPushAt == 0) return false;
+        if (st.paceReleased) {
+            st.paceReleased = false;
+            return false;
+        }
         long due = st.lastPushAt + paceMillis;
         if (now >= due) return false;
         boolean[] owed = {false};
@@ -633,7 +637,9 @@ public final class AdsEngine {
             metrics.paced();
             executor.schedule(
                     () -> {
+                        // the interval has passed on the scheduler's clock: push what merged meanwhile
                         st.paceScheduled = false;
+                        st.paceReleased = true;
                         markDirty(st);
                     },
                     due - now,
@@ -655,8 +661,21 @@ public final class AdsEngine {
         if (pushes != before && paceMillis > 0) st.lastPushAt = clock.millis();
     }
 
-    /** Additions and changes in push order, then removals in removal order; false when the transport filled up. */
+    /**
+     * Additions and changes in push order, then removals in removal order; false when the transport filled up. A push
+     * that touches one type only goes out as one response.
+     */
     private boolean flushPasses(AdsStream st) {
+        TypeState[] only = {null};
+        int[] touched = {0};
+        st.forEachState(ts -> {
+            if (ts.requested && (!ts.pending.isEmpty() || ts.respond)) {
+                touched[0]++;
+                only[0] = ts;
+            }
+        });
+        if (touched[0] == 0) return true;
+        if (touched[0] == 1) return flushRest(st, only[0]);
         for (ResourceType t : types.pushOrder()) {
             for (int u : types.urlOrdinalsOf(t)) {
                 TypeState ts = st.state(u);
@@ -669,7 +688,7 @@ public final class AdsEngine {
         for (ResourceType t : types.removalOrder()) {
             for (int u : types.urlOrdinalsOf(t)) {
                 TypeState ts = st.state(u);
-                if (ts != null && ts.requested && !flushRemovals(st, ts)) return false;
+                if (ts != null && ts.requested && !flushRest(st, ts)) return false;
             }
         }
         return true;
@@ -756,20 +775,27 @@ public final class AdsEngine {
         done.clear();
     }
 
-    private boolean flushRemovals(AdsStream st, TypeState ts) {
+    /** Sends everything still pending on a subscription: its removals, and whatever else is left. */
+    private boolean flushRest(AdsStream st, TypeState ts) {
         if (ts.pending.isEmpty() && !ts.respond) return true;
         if (!st.isReady()) return false;
         TypeIndex idx = ts.index;
         if (st.mode == AdsStream.Mode.SOTW) {
-            ts.pending.forEach(ts::sent);
-            ts.pending.clear();
             DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder().setTypeUrl(ts.typeUrl);
-            if (ts.type().fullState()) {
+            boolean full = ts.type().fullState();
+            ts.pending.forEach((id, was) -> {
+                long current = ts.currentVersion(id);
+                if (!full && current != TypeIndex.ABSENT)
+                    b.addResources(idx.get(id).any());
+                ts.sent(id, was);
+            });
+            ts.pending.clear();
+            if (full) {
                 forEachSubscribed(ts, id -> {
                     Resource r = idx.get(id);
                     if (r != null) b.addResources(r.any());
                 });
-            } else if (!ts.respond) {
+            } else if (b.getResourcesCount() == 0 && !ts.respond) {
                 return true; // a partial-state client drops what nothing names any more
             }
             sendSotw(st, ts, b);

@@ -61,6 +61,8 @@ final class AdsStream {
     long lastPushAt;
     /** True while a paced flush is scheduled. */
     boolean paceScheduled;
+    /** True when the scheduled paced flush has come: the next flush goes out whatever the clock says. */
+    boolean paceReleased;
 
     private AdsStream(
             long id,
