@@ -40,8 +40,12 @@ final class IngressBed implements AutoCloseable {
     static final NodeRoles GATEWAYS = new NodeRoles("envoy-.*", "");
 
     IngressBed(Path dir, XdsOptions options) {
+        this(dir, options, GATEWAYS);
+    }
+
+    IngressBed(Path dir, XdsOptions options, NodeRoles roles) {
         this.dir = dir;
-        this.xds = new XdsTestBed(options.withNodeRoles(GATEWAYS));
+        this.xds = new XdsTestBed(options.withNodeRoles(roles));
         this.controller = new IngressController(
                 ingressOptions(dir), null, new SimpleMeterRegistry(), Map.of(), registries -> {}, () -> true);
         controller.routes().addListener(xds.catalog.aggregator()::setRoutes);
