@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
+import dev.meshbridge.ads.AdsTestClient;
 import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.config.RegistriesConfig;
 import dev.meshbridge.core.model.Endpoint;
@@ -11,11 +12,11 @@ import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.registry.zookeeper.ZkServer;
 import dev.meshbridge.registry.zookeeper.ZookeeperOptions;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.NameResolverRegistry;
-import io.grpc.StatusRuntimeException;
 import io.grpc.xds.XdsNameResolverProvider;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,12 +28,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -70,6 +67,11 @@ class GrpcXdsZookeeperEndToEndTest {
     private final Map<String, ZookeeperApps.DubboInstance> dubboInstances = new HashMap<>();
     private final List<ManagedChannel> channels = new ArrayList<>();
     private final List<XdsNameResolverProvider> resolvers = new ArrayList<>();
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    /** Between the bridge and ZooKeeper in the restart tests: cut, the registry is down for the bridge only. */
+    private TcpProxy proxy;
+    /** The xDS port the restart tests keep across bridge restarts. */
+    private int xdsPort;
 
     @BeforeEach
     void startZookeeper() throws Exception {
@@ -83,7 +85,9 @@ class GrpcXdsZookeeperEndToEndTest {
         for (ManagedChannel c : channels) c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         for (XdsNameResolverProvider r : resolvers)
             NameResolverRegistry.getDefaultRegistry().deregister(r);
+        for (AutoCloseable c : closeables) c.close();
         if (bridge != null) bridge.close();
+        if (proxy != null) proxy.close();
         for (IdentityBackend b : backends.values()) b.close();
         apps.close();
         zk.close();
@@ -132,7 +136,7 @@ class GrpcXdsZookeeperEndToEndTest {
         RegistryReconciler.Running first = zookeeperWatcher();
         long sequence = bridge.aggregator().flushNow().join().sequence();
 
-        Traffic traffic = new Traffic(List.of(orders, shop));
+        RpcTraffic traffic = new RpcTraffic(List.of(orders, shop));
         try {
             traffic.awaitMore(20);
 
@@ -182,6 +186,129 @@ class GrpcXdsZookeeperEndToEndTest {
                 .as("RPCs that failed during the restarts")
                 .isEmpty();
         assertThat(traffic.answeredBy()).containsKeys("orders-1", "orders-2", "shop-1", "shop-2");
+    }
+
+    // ------------------------------------------------------------------ restarts: a restart never takes traffic away
+
+    @Test
+    void bridgeRestartsWhileItsRegistryIsSlowToSync_firstAnswersHeld_noRpcFails() throws Exception {
+        Clients clients = startBehindProxy(Duration.ofSeconds(60), false);
+        RpcTraffic traffic = new RpcTraffic(List.of(clients.orders(), clients.shop()));
+        try {
+            traffic.awaitMore(20);
+            proxy.cut();
+            restartBridge();
+            // the new bridge cannot read its registry yet: it answers nothing, and the clients keep what they have
+            traffic.awaitMore(60);
+            assertThat(bridge.ready()).isFalse();
+            proxy.restore();
+            await().atMost(WAIT).until(bridge::ready);
+            traffic.awaitMore(40);
+            springBackend("orders-3");
+            awaitAnsweredBy(clients.orders(), "orders-1", "orders-2", "orders-3");
+            traffic.awaitMore(20);
+        } finally {
+            traffic.stop();
+        }
+        log.info("RPCs through a restart with a slow registry: answered={}", traffic.answered());
+        assertThat(traffic.failures()).as("RPCs that failed").isEmpty();
+    }
+
+    @Test
+    void bridgeRestartsWhileItsRegistryIsDown_servesTheCatalogFile_thenPushesOnlyWhatChanged() throws Exception {
+        Clients clients = startBehindProxy(Duration.ofSeconds(2), true);
+        Path catalogFile = dir.resolve("data").resolve("catalog.json.gz");
+        await().atMost(WAIT).until(() -> Files.exists(catalogFile));
+        RpcTraffic traffic = new RpcTraffic(List.of(clients.orders(), clients.shop()));
+        try {
+            traffic.awaitMore(20);
+            proxy.cut();
+            restartBridge();
+            // the registry's sync timeout passes: the bridge serves what it served before, from the file
+            await().atMost(WAIT).until(bridge::ready);
+            assertThat(bridge.staleRegistries()).containsExactly("zk");
+            assertThat(bridge.aggregator().current().service(ORDERS).endpoints())
+                    .hasSize(2);
+            traffic.awaitMore(60);
+
+            // a plain ADS client holding everything, to see what is pushed when the registry comes back
+            AdsTestClient watcher = new AdsTestClient(
+                    xdsPort,
+                    io.envoyproxy.envoy.config.core.v3.Node.newBuilder()
+                            .setId("watcher")
+                            .build());
+            closeables.add(watcher);
+            watcher.openDelta();
+            watcher.deltaSubscribe(CLUSTER, List.of(), Map.of());
+            watcher.deltaAck(watcher.nextDelta());
+            watcher.deltaSubscribe(ENDPOINT, List.of(), Map.of());
+            DeltaDiscoveryResponse endpoints = watcher.nextDelta();
+            assertThat(endpoints.getResourcesList()).hasSize(2);
+            watcher.deltaAck(endpoints);
+
+            // while it is down, one service changes in the registry; then it comes back
+            springBackend("orders-3");
+            proxy.restore();
+            await().atMost(WAIT).until(() -> bridge.staleRegistries().isEmpty());
+            awaitAnsweredBy(clients.orders(), "orders-1", "orders-2", "orders-3");
+            DeltaDiscoveryResponse change = watcher.nextDelta();
+            assertThat(change.getTypeUrl()).isEqualTo(ENDPOINT);
+            assertThat(change.getResourcesList())
+                    .singleElement()
+                    .satisfies(r -> assertThat(r.getName()).contains(ORDERS));
+            watcher.deltaAck(change);
+            bridge.aggregator().flushNow().join();
+            traffic.awaitMore(20);
+            assertThat(watcher.pending()).as("nothing else was pushed").isZero();
+        } finally {
+            traffic.stop();
+        }
+        log.info("RPCs through a restart with the registry down: answered={}", traffic.answered());
+        assertThat(traffic.failures()).as("RPCs that failed").isEmpty();
+    }
+
+    private static final String CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+    private static final String ENDPOINT = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+
+    private String restartConfig(Duration syncTimeout, boolean keepCatalog) {
+        return """
+                admin: {enabled: false}
+                mcp: {enabled: false}
+                xds: {bindAddress: 127.0.0.1, port: %d}
+                reload: {enabled: false}
+                data: {directory: "%s", writeInterval: 100ms}
+                registries:
+                  - type: zookeeper
+                    name: zk
+                    addresses: ["127.0.0.1:%d"]
+                    sessionTimeout: 10s
+                    syncTimeout: %ds
+                """.formatted(xdsPort, keepCatalog ? dir.resolve("data") : "", proxy.port(), syncTimeout.toSeconds());
+    }
+
+    /** As {@link #startWithTwoBackendsEach()}, with the bridge reaching ZooKeeper through {@link #proxy}. */
+    private Clients startBehindProxy(Duration syncTimeout, boolean keepCatalog) throws Exception {
+        proxy = new TcpProxy(zk.port());
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            xdsPort = free.getLocalPort();
+        }
+        springBackend("orders-1");
+        springBackend("orders-2");
+        dubboBackend("shop-1");
+        dubboBackend("shop-2");
+        Files.writeString(file, restartConfig(syncTimeout, keepCatalog));
+        bridge = Bridge.start(BridgeConfig.load(file, PROVIDERS), file, PROVIDERS);
+        Clients clients = new Clients(xdsChannel(ORDERS), xdsChannel(SHOP));
+        awaitAnsweredBy(clients.orders(), "orders-1", "orders-2");
+        awaitAnsweredBy(clients.shop(), "shop-1", "shop-2");
+        return clients;
+    }
+
+    /** Stops the bridge and starts a new one on the same configuration and port, as a process restart does. */
+    private void restartBridge() throws Exception {
+        bridge.close();
+        bridge = null;
+        bridge = Bridge.start(BridgeConfig.load(file, PROVIDERS), file, PROVIDERS);
     }
 
     // ------------------------------------------------------------------ the bridge and its clients
@@ -300,67 +427,5 @@ class GrpcXdsZookeeperEndToEndTest {
      */
     private void assertNothingPublishedSince(long sequence, String why) {
         assertThat(bridge.aggregator().flushNow().join().sequence()).as(why).isEqualTo(sequence);
-    }
-
-    /**
-     * Real RPCs in a loop on a thread of its own, over each channel in turn, counting the answers per backend and
-     * every failure.
-     */
-    private static final class Traffic {
-
-        private final List<ManagedChannel> channels;
-        private final AtomicLong answered = new AtomicLong();
-        private final Map<String, LongAdder> byBackend = new ConcurrentHashMap<>();
-        private final List<String> failures = new CopyOnWriteArrayList<>();
-        private final Thread thread;
-        private volatile boolean running = true;
-
-        Traffic(List<ManagedChannel> channels) {
-            this.channels = List.copyOf(channels);
-            thread = Thread.ofPlatform().name("e2e-traffic").daemon().start(this::run);
-        }
-
-        private void run() {
-            while (running) {
-                for (ManagedChannel c : channels) {
-                    try {
-                        String who = IdentityBackend.ask(c);
-                        byBackend.computeIfAbsent(who, k -> new LongAdder()).increment();
-                        answered.incrementAndGet();
-                    } catch (StatusRuntimeException e) {
-                        failures.add(e.getStatus().toString());
-                    }
-                }
-            }
-        }
-
-        /** Waits until {@code n} more RPCs have been answered. */
-        void awaitMore(long n) {
-            long target = answered.get() + n;
-            await().atMost(WAIT).until(() -> answered.get() >= target || !thread.isAlive());
-            assertThat(thread.isAlive()).isTrue();
-        }
-
-        long answered() {
-            return answered.get();
-        }
-
-        List<String> failures() {
-            return List.copyOf(failures);
-        }
-
-        Map<String, Long> answeredBy() {
-            return byBackend.entrySet().stream()
-                    .collect(Collectors.toMap(
-                            Map.Entry::getKey, e -> e.getValue().sum()));
-        }
-
-        /** Stops the loop and waits for the RPC in flight. */
-        void stop() throws InterruptedException {
-            running = false;
-            assertThat(thread.join(Duration.ofSeconds(10)))
-                    .as("traffic stopped")
-                    .isTrue();
-        }
     }
 }
