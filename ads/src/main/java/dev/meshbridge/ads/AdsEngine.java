@@ -177,7 +177,7 @@ public final class AdsEngine {
         int id = idx.find(name);
         if (id < 0 || idx.get(id) == null) return false;
         int oldMask = idx.roleMask(id);
-        long old = idx.remove(id);
+        long old = idx.remove(id, watched(idx, id, oldMask));
         changed(idx, id, old, oldMask);
         return true;
     }
@@ -218,6 +218,15 @@ public final class AdsEngine {
 
     TypeIndex index(ResourceType type) {
         return indexes[types.ordinal(type)];
+    }
+
+    /** Whether some stream subscribes to the resource (by name, or by wildcard of a role that sees it). */
+    private static boolean watched(TypeIndex idx, int id, int roleMask) {
+        if (!idx.subscribers.naming(id).isEmpty()) return true;
+        for (int role = 0; role < MAX_ROLES; role++) {
+            if ((roleMask & (1 << role)) != 0 && !idx.subscribers.wildcard(role).isEmpty()) return true;
+        }
+        return false;
     }
 
     private void changed(TypeIndex idx, int id, long oldVersion, int roleMask) {

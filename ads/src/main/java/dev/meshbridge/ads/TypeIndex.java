@@ -143,14 +143,20 @@ final class TypeIndex {
         return old == null ? ABSENT : old.versionHash();
     }
 
-    /** Removes the resource of an id; returns its version ({@link #ABSENT} when there was none). */
-    long remove(int id) {
+    /**
+     * Removes the resource of an id; returns its version ({@link #ABSENT} when there was none).
+     *
+     * @param keep keep its body until every stream was told (some stream subscribes to it)
+     */
+    long remove(int id, boolean keep) {
         Resource old = resources[id];
         if (old == null) return ABSENT;
         addWildcard(id, old.versionHash(), roleMasks[id], -1);
         resources[id] = null;
-        if (retired[id] == null) retiredCount++;
-        retired[id] = old;
+        if (keep) {
+            if (retired[id] == null) retiredCount++;
+            retired[id] = old;
+        }
         present--;
         return old.versionHash();
     }

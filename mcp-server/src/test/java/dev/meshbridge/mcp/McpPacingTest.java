@@ -69,6 +69,21 @@ class McpPacingTest {
         catalog.close();
     }
 
+    /** A server pacing pushes at 10 minutes of the test's clock, answering at once. */
+    private void startServer() throws Exception {
+        server = new McpServer(
+                McpOptions.builder()
+                        .bindAddress("127.0.0.1")
+                        .port(0)
+                        .initialSyncTimeout(Duration.ZERO)
+                        .minPushInterval(Duration.ofMinutes(10))
+                        .build(),
+                meters,
+                clock);
+        server.start();
+        catalog.aggregator().subscribe(server).join();
+    }
+
     private void register(String name) {
         catalog.aggregator()
                 .accept(new ServiceUpsert(
@@ -94,17 +109,7 @@ class McpPacingTest {
 
     @Test
     void changesWithinTheInterval_areMergedIntoOnePush_whenItHasPassed() throws Exception {
-        server = new McpServer(
-                McpOptions.builder()
-                        .bindAddress("127.0.0.1")
-                        .port(0)
-                        .initialSyncTimeout(Duration.ZERO)
-                        .minPushInterval(Duration.ofMinutes(10))
-                        .build(),
-                meters,
-                clock);
-        server.start();
-        catalog.aggregator().subscribe(server).join();
+        startServer();
         register("first");
         server.idle().join();
 
@@ -144,17 +149,7 @@ class McpPacingTest {
 
     @Test
     void aNewSubscription_isAnsweredAtOnce_evenWithinTheInterval() throws Exception {
-        server = new McpServer(
-                McpOptions.builder()
-                        .bindAddress("127.0.0.1")
-                        .port(0)
-                        .initialSyncTimeout(Duration.ZERO)
-                        .minPushInterval(Duration.ofMinutes(10))
-                        .build(),
-                meters,
-                clock);
-        server.start();
-        catalog.aggregator().subscribe(server).join();
+        startServer();
         register("first");
         istiod = new AdsTestClient(
                         server.port(), Node.newBuilder().setId("istiod-1").build())
