@@ -131,7 +131,7 @@ final class AdsStream {
 
     void node(Node n) {
         if (n == null) return;
-        if (node == null || !n.equals(node)) node = n;
+        if (node == null) node = n; // the first node a stream sends is the one it keeps
         if (!n.getId().isEmpty()) nodeId = n.getId();
         if (!n.getCluster().isEmpty()) nodeCluster = n.getCluster();
         String ua = n.getUserAgentName();
