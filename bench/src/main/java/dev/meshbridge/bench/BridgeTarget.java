@@ -2,7 +2,6 @@ package dev.meshbridge.bench;
 
 import dev.meshbridge.core.aggregate.ServiceAggregator;
 import dev.meshbridge.mcp.McpOptions;
-import dev.meshbridge.mcp.McpProbe;
 import dev.meshbridge.mcp.McpServer;
 import dev.meshbridge.xds.XdsOptions;
 import dev.meshbridge.xds.XdsServer;
@@ -50,7 +49,7 @@ final class BridgeTarget extends Target {
     void awaitServed(long sequence, long timeoutMillis) throws Exception {
         awaitSequence(xds::servedSequence, sequence, timeoutMillis, "the xDS server");
         // the MCP server was handed the snapshot before the harness's listener saw it
-        McpProbe.idle(mcp).get(timeoutMillis, TimeUnit.MILLISECONDS);
+        mcp.idle().get(timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -60,6 +59,7 @@ final class BridgeTarget extends Target {
 
     @Override
     void catalogReady() {
+        xds.markCatalogReady();
         mcp.markCatalogReady();
     }
 

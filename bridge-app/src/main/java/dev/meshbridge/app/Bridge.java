@@ -5,6 +5,8 @@ import dev.meshbridge.app.admin.BridgeMetrics;
 import dev.meshbridge.app.admin.CatalogDebug;
 import dev.meshbridge.app.admin.RegistriesDebug;
 import dev.meshbridge.app.config.BridgeConfig;
+import dev.meshbridge.app.state.CatalogFile;
+import dev.meshbridge.app.state.CatalogKeeper;
 import dev.meshbridge.core.aggregate.ServiceAggregator;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.spi.RegistryStatus;
@@ -53,6 +55,9 @@ public final class Bridge implements AutoCloseable {
     private List<RegistryConfig> mcpBridgeRegistries = List.of();
     private AdminServer admin;
     private ConfigFileWatcher fileWatcher;
+    private CatalogKeeper keeper;
+    /** Registries whose services were loaded from the catalog file and have not synced since: served stale. */
+    private final java.util.Set<String> staleRegistries = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private Bridge(BridgeConfig config, Map<String, RegistryWatcherProvider> providers) {
         this.config = config;
@@ -81,11 +86,18 @@ public final class Bridge implements AutoCloseable {
     }
 
     private void startAll(Path configFile) throws IOException {
+        // both servers hold their first answers until the registries have synced (checkCatalogReady)
         xds = new XdsServer(config.xds(), meters).start();
         aggregator.subscribe(xds).join();
         if (config.mcp().enabled()) {
             mcp = new McpServer(config.mcp(), meters).start();
             aggregator.subscribe(mcp).join();
+        }
+        if (config.data().enabled()) {
+            keeper = new CatalogKeeper(
+                    config.data().directory(), config.data().writeInterval(), java.time.Clock.systemUTC());
+            loadLastCatalog(keeper.file());
+            aggregator.subscribe(keeper).join();
         }
         reconciler.apply(config.registries());
         readiness.scheduleWithFixedDelay(this::checkCatalogReady, 50, 100, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -121,6 +133,61 @@ public final class Bridge implements AutoCloseable {
                 xds.port());
     }
 
+    /**
+     * Loads the last good catalog, marked stale, so that a restart while a registry is unreachable serves what was
+     * served before; each registry's services are replaced by the registry's own once it has synced (only real
+     * differences change anything). A file that cannot be read, or is not a catalog file, is refused and ignored.
+     */
+    private void loadLastCatalog(CatalogFile file) {
+        CatalogFile.Loaded loaded;
+        try {
+            loaded = file.read();
+        } catch (CatalogFile.RefusedException e) {
+            log.error(
+                    "catalog file refused and ignored; the bridge starts from its registries alone: {}",
+                    e.getMessage());
+            return;
+        }
+        if (loaded == null) {
+            log.info("catalog file={} not found: the bridge starts from its registries alone", file.path());
+            return;
+        }
+        java.util.Set<String> configured = new java.util.HashSet<>();
+        for (RegistryConfig r : config.registries()) configured.add(r.name());
+        int used = 0;
+        java.util.Set<String> hosts = new java.util.HashSet<>();
+        for (dev.meshbridge.core.spi.ServiceUpsert u : loaded.upserts()) {
+            // a registry no longer configured must not come back from the file
+            if (!configured.contains(u.registry())) continue;
+            aggregator.accept(u);
+            staleRegistries.add(u.registry());
+            hosts.add(u.host());
+            used++;
+        }
+        aggregator.flushNow().join();
+        log.info(
+                "catalog file={} written at {} (sequence={} version={}) loaded: {} services from registries {},"
+                        + " served as stale until each has synced",
+                file.path(),
+                loaded.writtenAt(),
+                loaded.sequence(),
+                loaded.catalogVersion(),
+                hosts.size(),
+                staleRegistries);
+        if (used < loaded.upserts().size()) {
+            log.info(
+                    "catalog file: {} entries of registries no longer configured were left out",
+                    loaded.upserts().size() - used);
+        }
+    }
+
+    /** Registries whose services are still the ones loaded from the catalog file. */
+    public java.util.Set<String> staleRegistries() {
+        staleRegistries.removeIf(name -> reconciler.running().stream()
+                .anyMatch(r -> r.config().name().equals(name) && r.status().hasSynced()));
+        return java.util.Set.copyOf(staleRegistries);
+    }
+
     /** Applies a changed, valid configuration: registries are reconciled; other sections need a restart. */
     synchronized void reconfigure(BridgeConfig next) {
         BridgeConfig previous = config;
@@ -133,6 +200,7 @@ public final class Bridge implements AutoCloseable {
         if (!next.xds().equals(previous.xds())) log.warn("config: xds changes apply after a restart");
         if (!next.mcp().equals(previous.mcp())) log.warn("config: mcp changes apply after a restart");
         if (!next.reload().equals(previous.reload())) log.warn("config: reload changes apply after a restart");
+        if (!next.data().equals(previous.data())) log.warn("config: data changes apply after a restart");
     }
 
     /** The registries an McpBridge resource configures changed: reconcile them together with the file's. */
@@ -174,15 +242,22 @@ public final class Bridge implements AutoCloseable {
     }
 
     /**
-     * Once every registry has had its first sync, lets the MCP server answer istiod (it holds its first answers so a
-     * restarting bridge never hands istiod a half-filled catalog) after the catalog holding that sync is published.
+     * Once every registry has had its first sync (or passed its sync timeout), lets both servers answer (they hold
+     * their first answers so a restarting bridge never hands a client a half-filled catalog) after the catalog
+     * holding that sync is published, and starts keeping the catalog on disk.
      */
     private void checkCatalogReady() {
         if (!ready()) return;
         readiness.shutdown();
         aggregator.flushNow().thenAccept(catalog -> {
-            log.info("catalog ready: {} services", catalog.serviceCount());
+            java.util.Set<String> stale = staleRegistries();
+            log.info(
+                    "catalog ready: {} services{}",
+                    catalog.serviceCount(),
+                    stale.isEmpty() ? "" : "; registries " + stale + " not synced, served from the catalog file");
+            xds.markCatalogReady();
             if (mcp != null) mcp.markCatalogReady();
+            if (keeper != null) keeper.enable();
         });
     }
 
@@ -227,6 +302,8 @@ public final class Bridge implements AutoCloseable {
         if (!pending.isEmpty()) body.put("waitingForFirstSync", pending);
         body.put("services", aggregator.current().serviceCount());
         body.put("catalogVersion", aggregator.current().version());
+        java.util.Set<String> stale = staleRegistries();
+        if (!stale.isEmpty()) body.put("servedFromCatalogFile", new java.util.TreeSet<>(stale));
         return new AdminServer.Health(pending.isEmpty(), body);
     }
 
@@ -263,6 +340,7 @@ public final class Bridge implements AutoCloseable {
         readiness.shutdownNow();
         if (mcp != null) mcp.close();
         if (xds != null) xds.close();
+        if (keeper != null) keeper.close();
         for (int i = closeables.size() - 1; i >= 0; i--) {
             try {
                 closeables.get(i).close();

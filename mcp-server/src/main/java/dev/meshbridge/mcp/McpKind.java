@@ -1,11 +1,15 @@
 package dev.meshbridge.mcp;
 
 import com.google.protobuf.Descriptors.Descriptor;
+import dev.meshbridge.ads.ResourceType;
+import dev.meshbridge.ads.ResourceTypes;
 import dev.meshbridge.mcp.api.networking.v1alpha3.DestinationRule;
 import dev.meshbridge.mcp.api.networking.v1alpha3.Gateway;
 import dev.meshbridge.mcp.api.networking.v1alpha3.ServiceEntry;
 import dev.meshbridge.mcp.api.networking.v1alpha3.VirtualService;
 import dev.meshbridge.mcp.api.networking.v1alpha3.WorkloadEntry;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -28,17 +32,44 @@ public enum McpKind {
     VIRTUAL_SERVICE("networking.istio.io", "VirtualService", VirtualService.getDescriptor()),
     DESTINATION_RULE("networking.istio.io", "DestinationRule", DestinationRule.getDescriptor());
 
+    /** API versions istiod has used for these kinds, oldest first. */
+    public static final List<String> VERSION_ORDER = Versions.ORDER;
+
     /** API versions istiod has used for these kinds. */
-    public static final Set<String> VERSIONS = Set.of("v1alpha3", "v1beta1", "v1");
+    public static final Set<String> VERSIONS = Set.copyOf(VERSION_ORDER);
+
+    private static final McpKind[] VALUES = values();
+
+    /** The engine's view of the kinds: every kind under each API version's type URL, all full-state. */
+    public static final ResourceTypes TYPES =
+            ResourceTypes.of(Arrays.stream(VALUES).map(McpKind::resourceType).toList());
 
     private final String group;
     private final String kind;
     private final String bodyTypeUrl;
+    private final ResourceType resourceType;
 
     McpKind(String group, String kind, Descriptor body) {
         this.group = group;
         this.kind = kind;
         this.bodyTypeUrl = "type.googleapis.com/" + body.getFullName();
+        this.resourceType = new ResourceType(
+                kind,
+                Versions.ORDER.stream().map(v -> group + "/" + v + "/" + kind).toList(),
+                true);
+    }
+
+    /** The kind as the ADS engine knows it: one type, a type URL per API version. */
+    public ResourceType resourceType() {
+        return resourceType;
+    }
+
+    /** The kind of an engine type, or null. */
+    static McpKind of(ResourceType type) {
+        for (McpKind k : VALUES) {
+            if (k.resourceType.equals(type)) return k;
+        }
+        return null;
     }
 
     public String group() {
@@ -78,5 +109,10 @@ public enum McpKind {
             if (k.group.equals(group) && k.kind.equals(kind)) return Optional.of(k);
         }
         return Optional.empty();
+    }
+
+    /** Holds the versions for the constructors (an enum constant cannot read its own type's static fields). */
+    private static final class Versions {
+        static final List<String> ORDER = List.of("v1alpha3", "v1beta1", "v1");
     }
 }

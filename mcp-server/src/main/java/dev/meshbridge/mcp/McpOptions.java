@@ -30,6 +30,9 @@ import java.util.TreeMap;
  * @param initialSyncTimeout how long the server holds its first responses while the registries do their first sync
  *     (it answers at once after {@link McpServer#markCatalogReady()})
  * @param ingress how the Ingress routes of the catalog become Gateways, VirtualServices and DestinationRules
+ * @param minPushInterval the least time between two pushes of changes to one istiod stream; what changes in between
+ *     is merged into the next push (istiod's MCP client speaks state of the world only, so each push carries every
+ *     resource of a kind); 0 pushes every catalog change at once
  */
 public record McpOptions(
         boolean enabled,
@@ -41,12 +44,14 @@ public record McpOptions(
         EndpointMode endpointMode,
         HostTemplate resourceName,
         Duration initialSyncTimeout,
-        Ingress ingress) {
+        Ingress ingress,
+        Duration minPushInterval) {
 
     public static final int DEFAULT_PORT = 15051;
     public static final String DEFAULT_NAMESPACE = "meshbridge";
     public static final String DEFAULT_RESOURCE_NAME = "{host}";
     public static final Duration DEFAULT_INITIAL_SYNC_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_MIN_PUSH_INTERVAL = Duration.ofSeconds(2);
 
     /** Variables of the {@code resourceName} template. */
     public static final Set<String> NAME_VARIABLES = Set.of("host", "registry", "registryType");
@@ -177,6 +182,8 @@ public record McpOptions(
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         Objects.requireNonNull(ingress, "ingress");
+        Objects.requireNonNull(minPushInterval, "minPushInterval");
+        if (minPushInterval.isNegative()) throw new IllegalArgumentException("minPushInterval must not be negative");
     }
 
     /** Everything at its default. */
@@ -201,6 +208,7 @@ public record McpOptions(
         b.resourceName = resourceName;
         b.initialSyncTimeout = initialSyncTimeout;
         b.ingress = ingress;
+        b.minPushInterval = minPushInterval;
         return b;
     }
 
@@ -248,6 +256,9 @@ public record McpOptions(
         if (timeout.isNegative()) section.problem("initialSyncTimeout", "must not be negative");
         else b.initialSyncTimeout(timeout);
         b.ingress(Ingress.parse(section.section("ingress")));
+        Duration pace = section.duration("minPushInterval", DEFAULT_MIN_PUSH_INTERVAL);
+        if (pace.isNegative()) section.problem("minPushInterval", "must not be negative");
+        else b.minPushInterval(pace);
         return b.build();
     }
 
@@ -293,8 +304,14 @@ public record McpOptions(
         private HostTemplate resourceName = HostTemplate.parse(DEFAULT_RESOURCE_NAME, NAME_VARIABLES);
         private Duration initialSyncTimeout = DEFAULT_INITIAL_SYNC_TIMEOUT;
         private Ingress ingress = Ingress.defaults();
+        private Duration minPushInterval = DEFAULT_MIN_PUSH_INTERVAL;
 
         private Builder() {}
+
+        public Builder minPushInterval(Duration minPushInterval) {
+            this.minPushInterval = minPushInterval;
+            return this;
+        }
 
         public Builder enabled(boolean enabled) {
             this.enabled = enabled;
@@ -361,7 +378,8 @@ public record McpOptions(
                     endpointMode,
                     resourceName,
                     initialSyncTimeout,
-                    ingress);
+                    ingress,
+                    minPushInterval);
         }
     }
 }

@@ -1,33 +1,20 @@
 package dev.meshbridge.mcp;
 
+import com.google.protobuf.Any;
 import com.google.protobuf.Timestamp;
+import dev.meshbridge.ads.AdsClientView;
+import dev.meshbridge.ads.AdsEngine;
+import dev.meshbridge.ads.AdsOptions;
+import dev.meshbridge.ads.AdsServer;
 import dev.meshbridge.core.admin.DebugSource;
 import dev.meshbridge.core.aggregate.SnapshotListener;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.MeshSnapshot;
-import dev.meshbridge.mcp.ResourceTable.Served;
-import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
-import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
-import io.grpc.Context;
-import io.grpc.Contexts;
-import io.grpc.Grpc;
-import io.grpc.Metadata;
-import io.grpc.Server;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
-import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.stub.ServerCallStreamObserver;
-import io.grpc.stub.StreamObserver;
+import dev.meshbridge.core.util.Hash64;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -46,12 +33,8 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,11 +49,13 @@ import org.slf4j.LoggerFactory;
  *   <li>subscribe it to the {@link dev.meshbridge.core.aggregate.ServiceAggregator}; each snapshot is handed to the
  *       server's own thread, which translates only the services that changed ({@link ServiceEntryTranslator}) and
  *       keeps one table per kind; nothing is computed per client that could be computed once;
- *   <li>it speaks the ADS protocol (SotW, which istiod uses, and Delta) and answers every type URL it is asked for:
- *       the kinds it produces under whichever API version was requested, every other kind (istiod asks for all of
- *       its config types and {@code core/v1alpha1/MeshConfig}) with an empty set;
- *   <li>it holds its first answers until {@link #markCatalogReady()} or {@link McpOptions#initialSyncTimeout()}, so
- *       an istiod connected to a restarting bridge does not see a half-filled catalog and drop the rest;
+ *   <li>the protocol is the ADS engine's ({@link AdsServer}), the same as the xDS server's: SotW, which istiod uses,
+ *       and Delta; the kinds it produces under whichever API version was requested, every other type URL (istiod
+ *       asks for all of its config types and {@code core/v1alpha1/MeshConfig}) with no resources;
+ *   <li>first answers are held until {@link #markCatalogReady()} or {@link McpOptions#initialSyncTimeout()}, so an
+ *       istiod connected to a restarting bridge does not see a half-filled catalog and drop the rest;
+ *   <li>pushes to one istiod are paced ({@link McpOptions#minPushInterval()}): a burst of catalog changes goes out
+ *       as a few pushes of the merged state, not one whole-set push per change;
  *   <li>a resource keeps its creation time for as long as it exists, and its version changes only with its content;
  *   <li>services istiod would refuse are not sent; they are logged, counted and listed by {@code /debug/mcp};
  *   <li>the snapshot's Ingress routes become Gateways, VirtualServices and DestinationRules ({@link
@@ -84,76 +69,54 @@ import org.slf4j.LoggerFactory;
 public final class McpServer implements SnapshotListener, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(McpServer.class);
-    private static final Context.Key<String> PEER = Context.key("meshbridge-mcp-peer");
     private static final int DEFAULT_DEBUG_LIMIT = 200;
+    private static final int MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 
-    private enum State {
-        LATENT,
-        STARTED,
-        CLOSED
-    }
+    /** The one node role of the MCP server's clients. */
+    private static final List<String> ROLES = List.of("istiod");
 
     private final McpOptions options;
     private final Clock clock;
     private final ServiceEntryTranslator translator;
     private final IngressRouteTranslator routeTranslator;
     private final McpMetrics metrics;
-    private final ScheduledThreadPoolExecutor executor;
-    private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
-    private final AtomicLong streamIds = new AtomicLong();
-    private volatile Server server;
+    private final AdsServer ads;
+    private final AdsEngine engine;
 
-    // --- owned by the executor thread ---
-    private final Map<McpKind, ResourceTable> tables = new EnumMap<>(McpKind.class);
+    // --- owned by the serving thread ---
     private final Map<String, Applied> translations = new HashMap<>();
     private final Set<String> conflicted = new HashSet<>();
-    private final Map<Long, McpStream> streams = new LinkedHashMap<>();
     private MeshSnapshot applied;
     private RouteTranslation routes;
-    private boolean ready;
     private int refusedCount;
     private long noteCount;
-
-    private final McpStream.Context streamContext = new McpStream.Context() {
-        @Override
-        public ResourceTable table(McpKind kind) {
-            return tables.get(kind);
-        }
-
-        @Override
-        public boolean ready() {
-            return ready;
-        }
-
-        @Override
-        public McpMetrics metrics() {
-            return metrics;
-        }
-
-        @Override
-        public Instant now() {
-            return clock.instant();
-        }
-    };
 
     public McpServer(McpOptions options, MeterRegistry meterRegistry) {
         this(options, meterRegistry, Clock.systemUTC());
     }
 
+    /** @param clock creation times of resources and the pacing of pushes (tests drive it) */
     McpServer(McpOptions options, MeterRegistry meterRegistry, Clock clock) {
         this.options = Objects.requireNonNull(options, "options");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.translator = new ServiceEntryTranslator(options);
         this.routeTranslator = new IngressRouteTranslator(options);
         this.metrics = new McpMetrics(Objects.requireNonNull(meterRegistry, "meterRegistry"));
-        for (McpKind kind : McpKind.values()) tables.put(kind, new ResourceTable());
-        this.executor = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "meshbridge-mcp");
-            t.setDaemon(true);
-            return t;
-        });
-        this.executor.setRemoveOnCancelPolicy(true);
-        this.executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.ads = new AdsServer(
+                new AdsOptions(
+                        "mcp",
+                        options.bindAddress(),
+                        options.port(),
+                        Duration.ofSeconds(60),
+                        Duration.ZERO,
+                        MAX_REQUEST_BYTES,
+                        options.initialSyncTimeout(),
+                        options.minPushInterval()),
+                McpKind.TYPES,
+                meterRegistry,
+                clock);
+        this.engine = ads.engine();
+        engine.roles(node -> 0, ROLES);
     }
 
     public McpOptions options() {
@@ -168,43 +131,16 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
      * @throws IllegalStateException when called twice or after close
      */
     public McpServer start() throws IOException {
-        if (!state.compareAndSet(State.LATENT, State.STARTED)) {
-            throw new IllegalStateException(
-                    "MCP server already " + state.get().name().toLowerCase(Locale.ROOT));
-        }
-        AdsService service = new AdsService();
-        try {
-            server = NettyServerBuilder.forAddress(new InetSocketAddress(options.bindAddress(), options.port()))
-                    .addService(ServerInterceptors.intercept(service, new PeerInterceptor()))
-                    // istiod's client sends keepalive pings (every 30 s by default): allow them, or gRPC closes it.
-                    .permitKeepAliveTime(10, TimeUnit.SECONDS)
-                    .permitKeepAliveWithoutCalls(true)
-                    .keepAliveTime(60, TimeUnit.SECONDS)
-                    .keepAliveTimeout(20, TimeUnit.SECONDS)
-                    .maxInboundMessageSize(64 * 1024 * 1024)
-                    .build()
-                    .start();
-        } catch (IOException e) {
-            throw new IOException(
-                    "MCP server cannot listen on " + options.bindAddress() + ":" + options.port()
-                            + " (mcp.bindAddress, mcp.port): " + e.getMessage(),
-                    e);
-        }
+        ads.start();
         log.info(
-                "MCP server listening on {}:{} namespace={} endpointMode={} (holding answers until the catalog is ready, at most {})",
+                "MCP server listening on {}:{} namespace={} endpointMode={} minPushInterval={} (holding answers until"
+                        + " the catalog is ready, at most {})",
                 options.bindAddress(),
-                server.getPort(),
+                ads.port(),
                 options.namespace(),
                 modeName(),
+                options.minPushInterval(),
                 options.initialSyncTimeout());
-        if (options.initialSyncTimeout().isZero()) {
-            enqueue(() -> becomeReady("initialSyncTimeout is 0"));
-        } else {
-            executor.schedule(
-                    () -> guarded(() -> becomeReady("initialSyncTimeout " + options.initialSyncTimeout() + " passed")),
-                    options.initialSyncTimeout().toNanos(),
-                    TimeUnit.NANOSECONDS);
-        }
         return this;
     }
 
@@ -214,8 +150,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     /** The port the server listens on (the actual one when configured as 0); the configured port before start. */
     public int port() {
-        Server s = server;
-        return s == null ? options.port() : s.getPort();
+        int p = ads.port();
+        return p < 0 ? options.port() : p;
     }
 
     /**
@@ -223,13 +159,13 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
      * aggregator published that state, e.g. {@code aggregator.flushNow().thenRun(mcp::markCatalogReady)}.
      */
     public void markCatalogReady() {
-        enqueue(() -> becomeReady("catalog ready"));
+        ads.markReady("catalog ready");
     }
 
     /** Receives catalog snapshots (on the aggregator's thread; the work happens on the server's thread). */
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
-        enqueue(() -> apply(snapshot));
+        ads.execute(() -> apply(snapshot));
     }
 
     /** The {@code /debug/mcp} page. */
@@ -243,50 +179,14 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     @Override
     public void close() {
-        State previous = state.getAndSet(State.CLOSED);
-        if (previous == State.CLOSED) return;
-        Server s = server;
-        if (s != null) {
-            try {
-                CompletableFuture.runAsync(
-                                () -> {
-                                    for (McpStream stream : streams.values()) {
-                                        stream.complete(
-                                                Status.UNAVAILABLE.withDescription("meshbridge is shutting down"));
-                                    }
-                                    streams.clear();
-                                    metrics.clients.set(0);
-                                },
-                                executor)
-                        .get(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
-                log.warn("closing MCP streams: {}", e.toString());
-            }
-            s.shutdown();
-            try {
-                if (!s.awaitTermination(5, TimeUnit.SECONDS)) s.shutdownNow();
-            } catch (InterruptedException e) {
-                s.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
-        }
-        executor.shutdown();
-        try {
-            if (!executor.awaitTermination(5, TimeUnit.SECONDS)) executor.shutdownNow();
-        } catch (InterruptedException e) {
-            executor.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
-        log.info("MCP server stopped");
+        ads.close();
     }
 
     // ------------------------------------------------------------------ package-private views for tests and benchmarks
 
-    /** Completes once everything queued before it has been done. */
-    CompletableFuture<Void> idle() {
-        return CompletableFuture.runAsync(() -> {}, executor);
+    /** Completes once the server has applied everything handed to it so far and pushed what that changed. */
+    public CompletableFuture<Void> idle() {
+        return ads.idle();
     }
 
     /**
@@ -303,48 +203,62 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                             : -1;
                     return new long[] {cpu, allocated};
                 },
-                executor);
+                ads::execute);
     }
 
     /** The versions of the resources of a kind being served, by {@code namespace/name}. */
     CompletableFuture<Map<String, String>> servedVersions(McpKind kind) {
         return CompletableFuture.supplyAsync(
                 () -> {
-                    Map<String, String> out = new LinkedHashMap<>();
-                    for (Served s : tables.get(kind).all()) out.put(s.name(), s.version());
+                    Map<String, String> out = new TreeMap<>();
+                    engine.forEach(kind.resourceType(), r -> out.put(r.name(), ((Served) r).version()));
                     return out;
                 },
-                executor);
+                ads::execute);
     }
 
     // ------------------------------------------------------------------ server thread
 
-    private void enqueue(Runnable task) {
-        try {
-            executor.execute(() -> guarded(task));
-        } catch (RejectedExecutionException e) {
-            // closing
+    /**
+     * A resource as the engine serves it: the wire form, with what the server needs to keep (its host, for name
+     * conflicts and the debug page; its creation time, kept for as long as it exists).
+     */
+    record Served(
+            String name,
+            String version,
+            long versionHash,
+            String host,
+            Timestamp createTime,
+            Any any,
+            io.envoyproxy.envoy.service.discovery.v3.Resource delta)
+            implements dev.meshbridge.ads.Resource {
+
+        static Served of(McpResource r, Timestamp createTime) {
+            Any wire = r.toAny(createTime);
+            long hash = Long.parseUnsignedLong(r.version(), 16);
+            if (hash == 0 || hash == Long.MIN_VALUE) hash = 1;
+            return new Served(
+                    r.fullName(),
+                    r.version(),
+                    hash,
+                    r.host(),
+                    createTime,
+                    wire,
+                    io.envoyproxy.envoy.service.discovery.v3.Resource.newBuilder()
+                            .setName(r.fullName())
+                            .setVersion(r.version())
+                            .setResource(wire)
+                            .build());
+        }
+
+        @Override
+        public boolean wildcard() {
+            return true;
         }
     }
 
-    private static void guarded(Runnable task) {
-        try {
-            task.run();
-        } catch (RuntimeException e) {
-            log.error("MCP server task failed; state kept", e);
-        }
-    }
-
-    private void becomeReady(String why) {
-        if (ready) return;
-        ready = true;
-        log.info(
-                "MCP server answering istiod ({}): {}",
-                why,
-                tables.entrySet().stream()
-                        .map(e -> e.getKey().kind() + "=" + e.getValue().size())
-                        .toList());
-        for (McpStream stream : streams.values()) stream.push(null, null);
+    private Served served(McpKind kind, String name) {
+        return (Served) engine.get(kind.resourceType(), name);
     }
 
     private void apply(MeshSnapshot snapshot) {
@@ -378,15 +292,11 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         }
         applyRoutes(snapshot, examined, changed);
         applied = snapshot;
-        for (McpKind kind : McpKind.values())
-            metrics.resources(kind, tables.get(kind).size());
+        engine.publishCounts();
         metrics.skippedServices.set(refusedCount);
         metrics.droppedEndpoints.set(noteCount);
         metrics.apply().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-        if (!changed.isEmpty()) {
-            if (log.isDebugEnabled()) log.debug("snapshot {} changed {}", snapshot, changed);
-            for (McpStream stream : streams.values()) stream.push(changed.keySet(), changed);
-        }
+        if (!changed.isEmpty() && log.isDebugEnabled()) log.debug("snapshot {} changed {}", snapshot, changed);
     }
 
     /**
@@ -429,7 +339,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         if (previous != null) {
             for (McpResource r : previous.resources()) {
                 if (keep.getOrDefault(r.kind(), Set.of()).contains(r.fullName())) continue;
-                if (tables.get(r.kind()).remove(r.fullName()) != null) {
+                if (engine.remove(r.kind().resourceType(), r.fullName())) {
                     changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
                 }
             }
@@ -535,7 +445,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private ServiceTranslation claimNames(ServiceTranslation t) {
         List<String> taken = new ArrayList<>();
         for (McpResource r : t.resources()) {
-            Served existing = tables.get(r.kind()).get(r.fullName());
+            Served existing = served(r.kind(), r.fullName());
             if (existing != null && !existing.host().equals(t.host())) {
                 taken.add(r.kind().kind() + " " + r.fullName() + " is already served for host " + existing.host()
                         + " (check the resourceName template)");
@@ -555,8 +465,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         if (old != null) {
             for (Applied.Ref r : old.resources()) {
                 if (keep.getOrDefault(r.kind(), Set.of()).contains(r.name())) continue;
-                Served removed = tables.get(r.kind()).remove(r.name());
-                if (removed != null) {
+                if (engine.remove(r.kind().resourceType(), r.name())) {
                     changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.name());
                     freed = true;
                 }
@@ -576,8 +485,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         Timestamp now = null;
         for (McpResource r : resources) {
             names.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
-            ResourceTable table = tables.get(r.kind());
-            Served existing = table.get(r.fullName());
+            Served existing = served(r.kind(), r.fullName());
             if (existing != null && existing.version().equals(r.version())) continue;
             Timestamp created;
             if (existing != null) {
@@ -586,7 +494,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 if (now == null) now = timestamp(clock.instant());
                 created = now;
             }
-            table.put(new Served(r.fullName(), r.version(), r.host(), created, r.toAny(created)));
+            engine.put(r.kind().resourceType(), Served.of(r, created));
             changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
         }
         return names;
@@ -624,24 +532,6 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 .build();
     }
 
-    private void addStream(McpStream stream) {
-        if (state.get() == State.CLOSED) {
-            stream.complete(Status.UNAVAILABLE.withDescription("meshbridge is shutting down"));
-            return;
-        }
-        streams.put(stream.id, stream);
-        metrics.clients.set(streams.size());
-        log.debug("MCP stream id={} peer={} protocol={} opened", stream.id, stream.peer, stream.protocol());
-    }
-
-    private void removeStream(McpStream stream, String why) {
-        stream.markClosed();
-        if (streams.remove(stream.id) != null) {
-            metrics.clients.set(streams.size());
-            log.info("istiod client={} peer={} node={} disconnected: {}", stream.id, stream.peer, stream.nodeId(), why);
-        }
-    }
-
     /** What the server keeps of a translation once applied: names, not bodies (those live in the tables). */
     private record Applied(
             String host,
@@ -675,7 +565,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             long snapshotSequence,
             String catalogVersion,
             Map<String, KindView> resources,
-            List<ClientView> clients,
+            List<AdsClientView> clients,
             List<ServiceView> skipped,
             List<ServiceView> droppedEndpoints,
             String routesVersion,
@@ -686,35 +576,6 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     /** Ingress resources of a host that are not served, and why. */
     public record RouteView(String host, String name, List<String> reasons) {}
-
-    /** The last NACK on a type. */
-    public record Nack(String nonce, String version, String message, Instant at) {}
-
-    /** One subscribed type, as {@code /debug/mcp} shows it. */
-    public record TypeView(
-            String typeUrl,
-            String kind,
-            Instant subscribedAt,
-            int resourcesSent,
-            String lastSentVersion,
-            String lastSentNonce,
-            Instant lastSentAt,
-            String lastAckedVersion,
-            Instant lastAckedAt,
-            boolean inSync,
-            long acks,
-            long nacks,
-            Nack lastNack) {}
-
-    /** One client, as {@code /debug/mcp} shows it. */
-    public record ClientView(
-            long id,
-            String protocol,
-            String peer,
-            String nodeId,
-            Map<String, String> nodeMetadata,
-            Instant connectedAt,
-            List<TypeView> types) {}
 
     /** Resources of one kind. */
     public record KindView(int count, String version) {}
@@ -727,13 +588,13 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     private Object debugView(Map<String, String> query) {
         try {
-            return CompletableFuture.supplyAsync(() -> buildDebugView(query), executor)
+            return CompletableFuture.supplyAsync(() -> buildDebugView(query), ads::execute)
                     .get(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Map.of("error", "interrupted");
         } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
-            return Map.of("state", state.get().name().toLowerCase(Locale.ROOT), "error", e.toString());
+            return Map.of("error", e.toString());
         }
     }
 
@@ -749,23 +610,26 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         Map<String, KindView> kinds = new LinkedHashMap<>();
         List<ServedView> served = new ArrayList<>();
         boolean truncated = false;
-        for (Map.Entry<McpKind, ResourceTable> e : tables.entrySet()) {
-            kinds.put(
-                    e.getKey().kind(),
-                    new KindView(e.getValue().size(), e.getValue().version()));
-            if (!kindFilter.isEmpty() && !kindFilter.equalsIgnoreCase(e.getKey().kind())) continue;
-            for (Served s : e.getValue().all()) {
-                if (!hostFilter.isEmpty() && !s.host().contains(hostFilter)) continue;
+        for (McpKind kind : McpKind.values()) {
+            List<Served> all = new ArrayList<>();
+            engine.forEach(kind.resourceType(), r -> all.add((Served) r));
+            all.sort(java.util.Comparator.comparing(Served::name));
+            long sum = 0;
+            for (Served r : all) sum += Hash64.mix(r.versionHash() ^ Hash64.of(r.name()));
+            kinds.put(kind.kind(), new KindView(all.size(), Hash64.toHex(Hash64.mix(sum))));
+            if (!kindFilter.isEmpty() && !kindFilter.equalsIgnoreCase(kind.kind())) continue;
+            for (Served r : all) {
+                if (!hostFilter.isEmpty() && !r.host().contains(hostFilter)) continue;
                 if (served.size() >= limit) {
                     truncated = true;
                     break;
                 }
-                Timestamp c = s.createTime();
+                Timestamp c = r.createTime();
                 served.add(new ServedView(
-                        e.getKey().kind(),
-                        s.name(),
-                        s.version(),
-                        s.host(),
+                        kind.kind(),
+                        r.name(),
+                        r.version(),
+                        r.host(),
                         Instant.ofEpochSecond(c.getSeconds(), c.getNanos())));
             }
         }
@@ -788,12 +652,10 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 if (hostFilter.isEmpty() || u.contains(hostFilter)) routesUnavailable.add(u);
             }
         }
-        List<ClientView> clients = new ArrayList<>();
-        for (McpStream s : streams.values()) clients.add(s.view());
-        Server s = server;
+        List<AdsClientView> clients = engine.clients("", "");
         return new DebugView(
-                options.bindAddress() + ":" + (s == null ? options.port() : s.getPort()),
-                ready,
+                options.bindAddress() + ":" + port(),
+                engine.ready(),
                 options.namespace(),
                 modeName(),
                 applied == null ? -1 : applied.sequence(),
@@ -807,74 +669,5 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 routesUnavailable,
                 served,
                 truncated);
-    }
-
-    // ------------------------------------------------------------------ gRPC
-
-    private final class AdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase {
-
-        @Override
-        public StreamObserver<DiscoveryRequest> streamAggregatedResources(
-                StreamObserver<DiscoveryResponse> responseObserver) {
-            ServerCallStreamObserver<DiscoveryResponse> observer =
-                    (ServerCallStreamObserver<DiscoveryResponse>) responseObserver;
-            SotwStream stream = new SotwStream(streamIds.incrementAndGet(), peer(), observer, streamContext);
-            return wire(stream, observer, stream::onRequest);
-        }
-
-        @Override
-        public StreamObserver<DeltaDiscoveryRequest> deltaAggregatedResources(
-                StreamObserver<DeltaDiscoveryResponse> responseObserver) {
-            ServerCallStreamObserver<DeltaDiscoveryResponse> observer =
-                    (ServerCallStreamObserver<DeltaDiscoveryResponse>) responseObserver;
-            DeltaStream stream = new DeltaStream(streamIds.incrementAndGet(), peer(), observer, streamContext);
-            return wire(stream, observer, stream::onRequest);
-        }
-
-        /** Connects a stream to gRPC: callbacks only enqueue work for the server's thread. */
-        private <Q> StreamObserver<Q> wire(
-                McpStream stream, ServerCallStreamObserver<?> observer, Consumer<Q> onRequest) {
-            observer.setOnReadyHandler(() -> enqueue(stream::resume));
-            observer.setOnCancelHandler(() -> enqueue(() -> removeStream(stream, "cancelled by the client")));
-            enqueue(() -> addStream(stream));
-            return new StreamObserver<>() {
-                @Override
-                public void onNext(Q request) {
-                    enqueue(() -> onRequest.accept(request));
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                    enqueue(() -> removeStream(stream, Status.fromThrowable(t).toString()));
-                }
-
-                @Override
-                public void onCompleted() {
-                    enqueue(() -> {
-                        stream.complete(Status.OK);
-                        removeStream(stream, "client closed the stream");
-                    });
-                }
-            };
-        }
-
-        private String peer() {
-            String p = PEER.get();
-            return p == null ? "unknown" : p;
-        }
-    }
-
-    /** Puts the client's address into the call's context, for logs and {@code /debug/mcp}. */
-    private static final class PeerInterceptor implements ServerInterceptor {
-        @Override
-        public <Q, R> ServerCall.Listener<Q> interceptCall(
-                ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-            Object address = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-            String peer = address instanceof InetSocketAddress a
-                    ? a.getHostString() + ":" + a.getPort()
-                    : String.valueOf(address);
-            Context context = Context.current().withValue(PEER, peer);
-            return Contexts.interceptCall(context, call, headers, next);
-        }
     }
 }

@@ -44,7 +44,12 @@ final class IngressBed implements AutoCloseable {
     IngressBed(Path dir, McpOptions options) throws IOException {
         this.dir = dir;
         this.server = new McpServer(
-                options.toBuilder().bindAddress("127.0.0.1").port(0).build(),
+                // pacing is not what these tests look at: every change goes out at once
+                options.toBuilder()
+                        .bindAddress("127.0.0.1")
+                        .port(0)
+                        .minPushInterval(java.time.Duration.ZERO)
+                        .build(),
                 meters,
                 Clock.fixed(CREATED, ZoneOffset.UTC));
         closeables.add(server);
@@ -128,9 +133,9 @@ final class IngressBed implements AutoCloseable {
 
     /** Responses the server has sent for a kind, as its {@code meshbridge.mcp.pushes} counter says. */
     double pushes(McpKind kind) {
-        var counter =
-                meters.find("meshbridge.mcp.pushes").tag("kind", kind.kind()).counter();
-        return counter == null ? 0 : counter.count();
+        return meters.find("meshbridge.mcp.pushes").tag("type", kind.kind()).counters().stream()
+                .mapToDouble(io.micrometer.core.instrument.Counter::count)
+                .sum();
     }
 
     static IngressOptions ingressOptions(String yaml) {

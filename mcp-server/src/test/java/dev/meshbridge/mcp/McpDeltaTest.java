@@ -131,9 +131,9 @@ class McpDeltaTest {
                 .singleElement()
                 .satisfies(c -> {
                     assertThat(c.protocol()).isEqualTo("delta");
-                    assertThat(c.types())
+                    assertThat(c.types().values())
                             .singleElement()
-                            .satisfies(t -> assertThat(t.inSync()).isTrue());
+                            .satisfies(t -> assertThat(t.status()).isEqualTo("SYNCED"));
                 }));
     }
 

@@ -192,23 +192,23 @@ class McpServerIstiodTest {
         await().untilAsserted(() -> {
             McpServer.DebugView view = debug(Map.of());
             assertThat(view.clients()).hasSize(1);
-            McpServer.ClientView client = view.clients().get(0);
+            dev.meshbridge.ads.AdsClientView client = view.clients().get(0);
             assertThat(client.nodeId()).isEqualTo(IstiodMcpClient.NODE_ID);
-            assertThat(client.nodeMetadata()).containsEntry("ISTIO_VERSION", "65536.65536.65536");
-            assertThat(client.types()).hasSize(istiod.types().size()).allMatch(McpServer.TypeView::inSync);
-            assertThat(client.types().stream().filter(t -> t.typeUrl().equals(SE)))
+            assertThat(client.metadata()).containsEntry("ISTIO_VERSION", "65536.65536.65536");
+            assertThat(client.types()).hasSize(istiod.types().size());
+            assertThat(client.types().values()).allMatch(t -> t.status().equals("SYNCED"));
+            assertThat(client.types().values().stream().filter(t -> t.typeUrl().equals(SE)))
                     .singleElement()
                     .satisfies(t -> {
-                        assertThat(t.resourcesSent()).isEqualTo(3);
                         assertThat(t.lastAckedVersion())
                                 .isEqualTo(istiod.responses(SE).get(0).getVersionInfo());
                     });
             assertThat(view.served()).hasSize(3);
             assertThat(view.resources().get("ServiceEntry").count()).isEqualTo(3);
         });
-        assertThat(meters.get("meshbridge.mcp.clients").gauge().value()).isEqualTo(1.0);
+        assertThat(meters.get("meshbridge.mcp.streams").gauge().value()).isEqualTo(1.0);
         assertThat(meters.get("meshbridge.mcp.resources")
-                        .tag("kind", "ServiceEntry")
+                        .tag("type", "ServiceEntry")
                         .gauge()
                         .value())
                 .isEqualTo(3.0);
@@ -446,16 +446,17 @@ class McpServerIstiodTest {
         istiod.nackNext(SE);
         istiod.start().awaitSynced();
 
-        await().untilAsserted(() -> assertThat(debug(Map.of()).clients().get(0).types())
+        await().untilAsserted(() -> assertThat(
+                        debug(Map.of()).clients().get(0).types().values())
                 .filteredOn(t -> t.typeUrl().equals(SE))
                 .singleElement()
                 .satisfies(t -> {
                     assertThat(t.nacks()).isEqualTo(1);
-                    assertThat(t.lastNack().message()).isEqualTo("test rejects " + SE);
-                    assertThat(t.inSync()).isFalse();
+                    assertThat(t.lastNack().error()).isEqualTo("test rejects " + SE);
+                    assertThat(t.status()).isNotEqualTo("SYNCED");
                 }));
         assertThat(meters.get("meshbridge.mcp.nacks")
-                        .tag("kind", "ServiceEntry")
+                        .tag("type", "ServiceEntry")
                         .counter()
                         .count())
                 .isEqualTo(1.0);
@@ -465,10 +466,11 @@ class McpServerIstiodTest {
         istiod.awaitConfigs(
                 SE, c -> addresses(serviceEntry(c.get(NS + "/" + GREETER_HOST))).size() == 3);
         assertThat(istiod.responses(SE)).hasSize(2);
-        await().untilAsserted(() -> assertThat(debug(Map.of()).clients().get(0).types())
+        await().untilAsserted(() -> assertThat(
+                        debug(Map.of()).clients().get(0).types().values())
                 .filteredOn(t -> t.typeUrl().equals(SE))
                 .singleElement()
-                .satisfies(t -> assertThat(t.inSync()).isTrue()));
+                .satisfies(t -> assertThat(t.status()).isEqualTo("SYNCED")));
     }
 
     @Test

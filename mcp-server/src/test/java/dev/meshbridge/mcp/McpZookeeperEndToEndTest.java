@@ -231,6 +231,7 @@ class McpZookeeperEndToEndTest {
         await().untilAsserted(() -> assertThat(
                         ((McpServer.DebugView) server.debugSource().debug(Map.of())).clients())
                 .singleElement()
-                .satisfies(c -> assertThat(c.types()).allMatch(McpServer.TypeView::inSync)));
+                .satisfies(c ->
+                        assertThat(c.types().values()).allMatch(t -> t.status().equals("SYNCED"))));
     }
 }

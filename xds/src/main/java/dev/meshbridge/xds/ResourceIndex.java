@@ -1,33 +1,46 @@
 package dev.meshbridge.xds;
 
+import dev.meshbridge.ads.AdsEngine;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Every resource the server currently serves, by type and by what produced it (a service, or the Ingress routes).
- * Applying one service's new resources touches only that service's entries and reports each resource whose version
- * changed. Owned by the server's thread.
+ * Every resource the server currently serves, by what produced it (a service, or the Ingress routes), kept in step
+ * with the ADS engine's store: applying one service's new resources touches only that service's entries and puts or
+ * removes each resource whose version changed. Owned by the serving thread.
  */
 final class ResourceIndex {
 
-    /** Receives each resource that changed: its type, id, the version it had, and whether wildcards include it. */
-    @FunctionalInterface
-    interface ChangeSink {
-        void changed(TypeIndex index, int id, long oldVersion, boolean wildcard);
-    }
-
-    private final TypeIndex[] types = new TypeIndex[XdsType.all().length];
+    private final AdsEngine engine;
+    private final int[] changes = new int[XdsType.all().length];
     private final Map<String, ServiceResources> byHost = new HashMap<>();
     private IngressResources ingress =
             IngressResources.empty(dev.meshbridge.core.route.RouteTable.empty().version());
 
-    ResourceIndex() {
-        for (XdsType t : XdsType.all()) types[t.ordinal()] = new TypeIndex(t);
+    ResourceIndex(AdsEngine engine) {
+        this.engine = engine;
     }
 
-    TypeIndex type(XdsType type) {
-        return types[type.ordinal()];
+    AdsEngine engine() {
+        return engine;
+    }
+
+    /** Changes put into the store per type since the last call; resets the counts. */
+    int[] takeChanges() {
+        int[] out = changes.clone();
+        Arrays.fill(changes, 0);
+        return out;
+    }
+
+    /** The served resource of a type and name, or null. */
+    XdsResource get(XdsType type, String name) {
+        return (XdsResource) engine.get(type.resourceType(), name);
+    }
+
+    int size(XdsType type) {
+        return engine.size(type.resourceType());
     }
 
     ServiceResources service(String host) {
@@ -43,11 +56,10 @@ final class ResourceIndex {
      *
      * @param host the service
      * @param next its new resources, or null when the service is gone
-     * @param sink told about every resource whose version changed
      */
-    void apply(String host, ServiceResources next, ChangeSink sink) {
+    void apply(String host, ServiceResources next) {
         ServiceResources old = next == null ? byHost.remove(host) : byHost.put(host, next);
-        diff(old == null ? List.of() : old.resources(), next == null ? List.of() : next.resources(), sink);
+        diff(old == null ? List.of() : old.resources(), next == null ? List.of() : next.resources(), false);
     }
 
     /** What the Ingress routes give: served next to the services' resources, under names no service makes. */
@@ -55,19 +67,19 @@ final class ResourceIndex {
         return ingress;
     }
 
-    /** Replaces the resources of the Ingress routes. */
-    void applyIngress(IngressResources next, ChangeSink sink) {
+    /** Replaces the resources of the Ingress routes; their listeners go to gateways only. */
+    void applyIngress(IngressResources next) {
         IngressResources old = ingress;
         ingress = next;
-        diff(old.resources(), next.resources(), sink);
+        diff(old.resources(), next.resources(), true);
     }
 
     /**
      * Applies the change from {@code before} to {@code after} (both sorted by type, then name). A resource is removed
-     * only while the indexed one is the same (same version): a name the Ingress routes gave up to a service (a
+     * only while the served one is the same (same version): a name the Ingress routes gave up to a service (a
      * Kubernetes Service host that is also in the catalog) is not taken from the service.
      */
-    private void diff(List<XdsResource> before, List<XdsResource> after, ChangeSink sink) {
+    private void diff(List<XdsResource> before, List<XdsResource> after, boolean ingressRoutes) {
         int i = 0;
         int j = 0;
         // both lists are sorted by type, then name
@@ -76,21 +88,15 @@ final class ResourceIndex {
             XdsResource a = j < after.size() ? after.get(j) : null;
             int c = b == null ? 1 : a == null ? -1 : compare(b, a);
             if (c < 0) {
-                TypeIndex t = type(b.type());
-                int id = t.find(b.name());
-                if (t.version(id) == b.versionHash()) {
-                    long oldVersion = t.remove(id);
-                    sink.changed(t, id, oldVersion, b.wildcard());
+                if (engine.removeIfVersion(b.type().resourceType(), b.name(), b.versionHash())) {
+                    changes[b.type().ordinal()]++;
                 }
                 i++;
             } else {
-                TypeIndex t = type(a.type());
-                int id = t.id(a.name());
-                long current = t.version(id);
-                if (current != a.versionHash()) {
-                    long oldVersion = t.put(id, a);
-                    sink.changed(t, id, oldVersion, a.wildcard());
-                }
+                int roles =
+                        ingressRoutes && a.type() == XdsType.LISTENER ? 1 << NodeRoles.GATEWAY : AdsEngine.ALL_ROLES;
+                if (engine.put(a.type().resourceType(), a, roles))
+                    changes[a.type().ordinal()]++;
                 if (c == 0) i++;
                 j++;
             }

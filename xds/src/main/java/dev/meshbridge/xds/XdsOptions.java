@@ -23,6 +23,10 @@ import java.util.Set;
  * @param ingress the listeners Envoy gets for the Ingress routes
  * @param healthyPanicThreshold the clusters' {@code common_lb_config.healthy_panic_threshold} in percent (0, the
  *     default, turns Envoy's panic mode off: traffic never goes to endpoints sent as unhealthy)
+ * @param initialSyncTimeout how long first answers are held while the registries do their first sync (the bridge
+ *     lets the server answer as soon as every registry has synced or passed its own {@code syncTimeout}); 0 answers
+ *     at once
+ * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
  */
 public record XdsOptions(
         String bindAddress,
@@ -33,7 +37,9 @@ public record XdsOptions(
         Duration keepaliveTime,
         Duration maxConnectionAge,
         Ingress ingress,
-        int healthyPanicThreshold) {
+        int healthyPanicThreshold,
+        Duration initialSyncTimeout,
+        NodeRoles nodeRoles) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -46,7 +52,9 @@ public record XdsOptions(
             Duration.ofSeconds(30),
             Duration.ZERO,
             Ingress.DEFAULTS,
-            0);
+            0,
+            Duration.ofSeconds(30),
+            NodeRoles.DEFAULTS);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -91,32 +99,14 @@ public record XdsOptions(
         Objects.requireNonNull(keepaliveTime, "keepaliveTime");
         Objects.requireNonNull(maxConnectionAge, "maxConnectionAge");
         Objects.requireNonNull(ingress, "ingress");
+        Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
+        Objects.requireNonNull(nodeRoles, "nodeRoles");
+        if (initialSyncTimeout.isNegative())
+            throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
         lbMetadataLabels = lbMetadataLabels == null ? null : Set.copyOf(lbMetadataLabels);
         if (healthyPanicThreshold < 0 || healthyPanicThreshold > 100)
             throw new IllegalArgumentException("healthyPanicThreshold must be in 0..100");
-    }
-
-    /** Options with the default panic threshold (0). */
-    public XdsOptions(
-            String bindAddress,
-            int port,
-            Duration connectTimeout,
-            boolean grpcListeners,
-            Set<String> lbMetadataLabels,
-            Duration keepaliveTime,
-            Duration maxConnectionAge,
-            Ingress ingress) {
-        this(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                0);
     }
 
     /** Defaults, on 127.0.0.1 and a free port: for tests and benchmarks. */
@@ -134,7 +124,9 @@ public record XdsOptions(
                 keepaliveTime,
                 maxConnectionAge,
                 ingress,
-                healthyPanicThreshold);
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
@@ -147,7 +139,39 @@ public record XdsOptions(
                 keepaliveTime,
                 maxConnectionAge,
                 ingress,
-                healthyPanicThreshold);
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles);
+    }
+
+    public XdsOptions withInitialSyncTimeout(Duration timeout) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                timeout,
+                nodeRoles);
+    }
+
+    public XdsOptions withNodeRoles(NodeRoles roles) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                roles);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -160,7 +184,9 @@ public record XdsOptions(
                 keepaliveTime,
                 maxConnectionAge,
                 ingress,
-                healthyPanicThreshold);
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles);
     }
 
     /** The translator options these give. */
@@ -217,6 +243,13 @@ public record XdsOptions(
         }
         Ingress ingress = Ingress.parse(section.section("ingress"));
         int panic = section.integer("healthyPanicThreshold", 0, 0, 100);
-        return new XdsOptions(bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress, panic);
+        Duration hold = section.duration("initialSyncTimeout", DEFAULTS.initialSyncTimeout());
+        if (hold.isNegative()) {
+            section.problem("initialSyncTimeout", "must not be negative");
+            hold = DEFAULTS.initialSyncTimeout();
+        }
+        NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
+        return new XdsOptions(
+                bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress, panic, hold, roles);
     }
 }

@@ -16,7 +16,8 @@ import java.util.Objects;
  *     ask for them by name)
  * @param delta the same resource wrapped for Delta responses (name, version, resource)
  */
-public record XdsResource(XdsType type, String name, long versionHash, Any any, boolean wildcard, Resource delta) {
+public record XdsResource(XdsType type, String name, long versionHash, Any any, boolean wildcard, Resource delta)
+        implements dev.meshbridge.ads.Resource {
 
     public XdsResource {
         Objects.requireNonNull(type, "type");

@@ -1,5 +1,7 @@
 package dev.meshbridge.xds;
 
+import dev.meshbridge.ads.ResourceType;
+import dev.meshbridge.ads.ResourceTypes;
 import java.util.Locale;
 
 /**
@@ -16,14 +18,31 @@ public enum XdsType {
 
     private static final XdsType[] VALUES = values();
 
+    /**
+     * The engine's view of these types: additions in the order above; removals after them, listeners first, then
+     * routes, clusters, their endpoints and last the secrets, so nothing the client holds names a removed resource.
+     */
+    public static final ResourceTypes TYPES = ResourceTypes.of(
+            java.util.Arrays.stream(VALUES).map(XdsType::resourceType).toList(),
+            java.util.stream.Stream.of(LISTENER, ROUTE, CLUSTER, ENDPOINT, SECRET)
+                    .map(XdsType::resourceType)
+                    .toList());
+
     private final String shortName;
     private final String typeUrl;
     private final boolean fullState;
+    private final ResourceType resourceType;
 
     XdsType(String shortName, String typeUrl, boolean fullState) {
         this.shortName = shortName;
         this.typeUrl = typeUrl;
         this.fullState = fullState;
+        this.resourceType = ResourceType.of(shortName, typeUrl, fullState);
+    }
+
+    /** The type as the ADS engine knows it. */
+    public ResourceType resourceType() {
+        return resourceType;
     }
 
     /** {@code cds}, {@code eds}, {@code lds}, {@code rds} or {@code sds}: used in metrics tags and the debug page. */

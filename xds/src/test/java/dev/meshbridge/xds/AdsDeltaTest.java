@@ -9,6 +9,7 @@ import static dev.meshbridge.xds.AdsSotwTest.shop;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
@@ -169,7 +170,7 @@ class AdsDeltaTest {
         c.deltaNack(rejected, "unsupported field in a test");
 
         await().atMost(Duration.ofSeconds(10)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "eds") == 1);
-        XdsDebugView.TypeStatus eds =
+        AdsClientView.TypeStatus eds =
                 bed.server.debugView().client("grpc-1").types().get("eds");
         assertThat(eds.status()).isEqualTo("STALE");
         assertThat(eds.lastNack().error()).isEqualTo("unsupported field in a test");
@@ -188,9 +189,9 @@ class AdsDeltaTest {
         DeltaDiscoveryResponse r = subscribeAndAck(c, XdsType.ENDPOINT, SHOP_CLUSTER);
 
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            XdsDebugView.Client client = bed.server.debugView().client("grpc-1");
+            AdsClientView client = bed.server.debugView().client("grpc-1");
             assertThat(client.protocol()).isEqualTo("delta");
-            XdsDebugView.TypeStatus eds = client.types().get("eds");
+            AdsClientView.TypeStatus eds = client.types().get("eds");
             assertThat(eds.status()).isEqualTo("SYNCED");
             assertThat(eds.lastAckedVersion()).isEqualTo(r.getSystemVersionInfo());
         });

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
@@ -186,7 +187,7 @@ class AdsSotwTest {
         DiscoveryResponse r = c.next();
 
         assertThat(r.getResourcesCount()).isZero();
-        XdsDebugView.TypeStatus lds =
+        AdsClientView.TypeStatus lds =
                 bed.server.debugView().client("grpc-1").types().get("lds");
         assertThat(lds.names()).isEqualTo(1);
         assertThat(lds.sampleNames()).containsExactly("nope.dubbo");
@@ -203,7 +204,7 @@ class AdsSotwTest {
         c.nack(rejected, accepted.getVersionInfo(), "endpoint 10.0.0.2 refused by a test", SHOP_CLUSTER);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "eds") == 1);
-        XdsDebugView.TypeStatus eds =
+        AdsClientView.TypeStatus eds =
                 bed.server.debugView().client("grpc-1").types().get("eds");
         assertThat(eds.status()).isEqualTo("STALE");
         assertThat(eds.lastNack().error()).isEqualTo("endpoint 10.0.0.2 refused by a test");
@@ -230,7 +231,7 @@ class AdsSotwTest {
         c.request(XdsType.ENDPOINT, first.getVersionInfo(), first.getNonce(), List.of(SHOP_CLUSTER, ORDERS_CLUSTER));
         c.ack(second, SHOP_CLUSTER);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            XdsDebugView.TypeStatus eds =
+            AdsClientView.TypeStatus eds =
                     bed.server.debugView().client("grpc-1").types().get("eds");
             assertThat(eds.status()).isEqualTo("SYNCED");
             assertThat(eds.lastAckedVersion()).isEqualTo(second.getVersionInfo());
@@ -257,10 +258,10 @@ class AdsSotwTest {
         c.request(XdsType.CLUSTER, cds.getVersionInfo(), "", List.of());
         c.request(XdsType.ENDPOINT, eds.getVersionInfo(), "", List.of(SHOP_CLUSTER, ORDERS_CLUSTER));
         await().atMost(Duration.ofSeconds(10)).until(() -> {
-            XdsDebugView.Client client = bed.server.debugView().client("envoy-1");
+            AdsClientView client = bed.server.debugView().client("envoy-1");
             return client != null && client.types().size() == 2;
         });
-        XdsDebugView.Client resumed = bed.server.debugView().client("envoy-1");
+        AdsClientView resumed = bed.server.debugView().client("envoy-1");
         assertThat(resumed.types().get("cds").status()).isEqualTo("SYNCED");
         assertThat(resumed.types().get("eds").status()).isEqualTo("SYNCED");
 
@@ -315,14 +316,14 @@ class AdsSotwTest {
 
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             XdsDebugView view = bed.server.debugView();
-            XdsDebugView.Client client = view.client("grpc-1");
+            AdsClientView client = view.client("grpc-1");
             assertThat(client).isNotNull();
             assertThat(client.cluster()).isEqualTo("test-cluster");
             assertThat(client.userAgent()).isEqualTo("meshbridge-test 1");
             assertThat(client.api()).isEqualTo("ADS");
             assertThat(client.protocol()).isEqualTo("sotw");
             assertThat(client.peer()).startsWith("127.0.0.1:");
-            XdsDebugView.TypeStatus cdsStatus = client.types().get("cds");
+            AdsClientView.TypeStatus cdsStatus = client.types().get("cds");
             assertThat(cdsStatus.status()).isEqualTo("SYNCED");
             assertThat(cdsStatus.wildcard()).isTrue();
             assertThat(cdsStatus.lastSentVersion()).isEqualTo(cds.getVersionInfo());

@@ -37,7 +37,7 @@ class EnvoyIngressContainerTest {
 
     private static String bootstrap(int xdsPort) {
         return """
-                node: {id: edge-1, cluster: edge}
+                node: {id: edge-1, cluster: edge, metadata: {meshbridge.role: gateway}}
                 dynamic_resources:
                   ads_config:
                     api_type: DELTA_GRPC

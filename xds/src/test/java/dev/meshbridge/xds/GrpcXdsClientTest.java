@@ -3,6 +3,7 @@ package dev.meshbridge.xds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.core.model.Endpoint;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
@@ -94,7 +95,7 @@ class GrpcXdsClientTest {
 
         awaitAnswering(byHost, Set.of("orders-a", "orders-b"));
         awaitAnswering(byHostPort, Set.of("orders-a", "orders-b"));
-        XdsDebugView.Client client = bed.server.debugView().client("grpc-e2e-5");
+        AdsClientView client = bed.server.debugView().client("grpc-e2e-5");
         assertThat(client.userAgent()).startsWith("gRPC Java");
         assertThat(client.types().keySet()).containsExactly("cds", "eds", "lds", "rds");
         await().atMost(WAIT)

@@ -36,9 +36,16 @@ final class IngressBed implements AutoCloseable {
         this(dir, XdsOptions.loopbackEphemeral());
     }
 
+    /** The role of the nodes these tests name {@code envoy-*}: gateways, which get the Ingress listeners. */
+    static final NodeRoles GATEWAYS = new NodeRoles("envoy-.*", "");
+
     IngressBed(Path dir, XdsOptions options) {
+        this(dir, options, GATEWAYS);
+    }
+
+    IngressBed(Path dir, XdsOptions options, NodeRoles roles) {
         this.dir = dir;
-        this.xds = new XdsTestBed(options);
+        this.xds = new XdsTestBed(options.withNodeRoles(roles));
         this.controller = new IngressController(
                 ingressOptions(dir), null, new SimpleMeterRegistry(), Map.of(), registries -> {}, () -> true);
         controller.routes().addListener(xds.catalog.aggregator()::setRoutes);

@@ -7,6 +7,7 @@ import static dev.meshbridge.xds.XdsBenchmark.micros;
 import static dev.meshbridge.xds.XdsBenchmark.percentile;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.core.model.MeshSnapshot;
 import dev.meshbridge.core.route.HttpRoute;
 import dev.meshbridge.core.route.IngressRef;
@@ -16,7 +17,6 @@ import dev.meshbridge.core.route.RouteTable;
 import dev.meshbridge.core.route.TlsEntry;
 import dev.meshbridge.core.testing.TestCatalog;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -95,7 +95,10 @@ class IngressXdsBenchmark {
         assertThat(full.routes().routes()).hasSize(INGRESSES * PATHS);
 
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        XdsCore core = new XdsCore(new EnvoyTranslator(), new XdsMetrics(meters), Clock.systemUTC(), Runnable::run);
+        XdsCore core = new XdsCore(
+                new EnvoyTranslator(),
+                new XdsMetrics(meters),
+                AdsEngine.detached(XdsType.TYPES, new SimpleMeterRegistry()));
         core.applySnapshot(full);
         IngressResources served = core.index().ingress();
         assertThat(served.unavailable()).isEmpty();

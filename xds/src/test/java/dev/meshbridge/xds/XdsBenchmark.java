@@ -3,6 +3,7 @@ package dev.meshbridge.xds;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.Message;
+import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.MeshSnapshot;
@@ -24,7 +25,6 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -112,13 +112,17 @@ class XdsBenchmark {
         assertThat(changes).hasSize(warm + measured);
 
         XdsCore core = new XdsCore(
-                new EnvoyTranslator(), new XdsMetrics(new SimpleMeterRegistry()), Clock.systemUTC(), Runnable::run);
+                new EnvoyTranslator(),
+                new XdsMetrics(new SimpleMeterRegistry()),
+                AdsEngine.detached(XdsType.TYPES, new SimpleMeterRegistry()));
         long t0 = System.nanoTime();
         core.applySnapshot(full);
         long fullBuild = System.nanoTime() - t0;
         long tid = Thread.currentThread().threadId();
         XdsCore again = new XdsCore(
-                new EnvoyTranslator(), new XdsMetrics(new SimpleMeterRegistry()), Clock.systemUTC(), Runnable::run);
+                new EnvoyTranslator(),
+                new XdsMetrics(new SimpleMeterRegistry()),
+                AdsEngine.detached(XdsType.TYPES, new SimpleMeterRegistry()));
         long c1 = THREADS.getCurrentThreadCpuTime();
         long a1 = THREADS.getThreadAllocatedBytes(tid);
         again.applySnapshot(full);
@@ -140,11 +144,10 @@ class XdsBenchmark {
         // the java-control-plane way: a whole Snapshot into SimpleCache per change. Every resource is already built
         // (only the changed ClusterLoadAssignment is a new instance), so this is its floor.
         ResourceIndex index = core.index();
-        List<Cluster> clusters = messages(index.type(XdsType.CLUSTER), Cluster::parseFrom);
-        List<ClusterLoadAssignment> endpoints =
-                messages(index.type(XdsType.ENDPOINT), ClusterLoadAssignment::parseFrom);
-        List<Listener> listeners = messages(index.type(XdsType.LISTENER), Listener::parseFrom);
-        List<RouteConfiguration> routes = messages(index.type(XdsType.ROUTE), RouteConfiguration::parseFrom);
+        List<Cluster> clusters = messages(index, XdsType.CLUSTER, Cluster::parseFrom);
+        List<ClusterLoadAssignment> endpoints = messages(index, XdsType.ENDPOINT, ClusterLoadAssignment::parseFrom);
+        List<Listener> listeners = messages(index, XdsType.LISTENER, Listener::parseFrom);
+        List<RouteConfiguration> routes = messages(index, XdsType.ROUTE, RouteConfiguration::parseFrom);
         SimpleCache<String> cache = new SimpleCache<>(node -> "all");
         int rounds = 40;
         long[] scCpu = new long[rounds];
@@ -476,18 +479,17 @@ class XdsBenchmark {
         T parse(com.google.protobuf.ByteString bytes) throws com.google.protobuf.InvalidProtocolBufferException;
     }
 
-    static <T extends Message> List<T> messages(TypeIndex index, Parser<T> parser) throws Exception {
+    static <T extends Message> List<T> messages(ResourceIndex index, XdsType type, Parser<T> parser) throws Exception {
         List<T> out = new ArrayList<>();
-        for (int id = 0; id < index.idLimit(); id++) {
-            XdsResource r = index.get(id);
-            if (r != null) out.add(parser.parse(r.any().getValue()));
-        }
+        List<com.google.protobuf.ByteString> bodies = new ArrayList<>();
+        index.engine().forEach(type.resourceType(), r -> bodies.add(r.any().getValue()));
+        for (com.google.protobuf.ByteString b : bodies) out.add(parser.parse(b));
         return out;
     }
 
     static int resourceCount(ResourceIndex index) {
         int n = 0;
-        for (XdsType t : XdsType.all()) n += index.type(t).size();
+        for (XdsType t : XdsType.all()) n += index.size(t);
         return n;
     }
 

@@ -24,6 +24,7 @@ class XdsServerTest {
             assertThat(server.port()).isEqualTo(-1);
             server.start();
             assertThat(server.port()).isPositive();
+            server.markCatalogReady();
 
             try (AdsClient c = new AdsClient(server.port(), "envoy-1")) {
                 c.openSotw().subscribe(XdsType.CLUSTER);

@@ -27,6 +27,11 @@ final class XdsTestBed implements AutoCloseable {
     }
 
     XdsTestBed(XdsOptions options) {
+        this(options, true);
+    }
+
+    /** @param ready false to hold first answers until {@code server.markCatalogReady()} */
+    XdsTestBed(XdsOptions options, boolean ready) {
         server = new XdsServer(options, meters);
         try {
             server.start();
@@ -34,6 +39,8 @@ final class XdsTestBed implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         catalog.aggregator().subscribe(server).join();
+        // the test catalog has no registry to wait for: answer at once, as the bridge does once its registries synced
+        if (ready) server.markCatalogReady();
     }
 
     /** Sends events to the catalog and waits until the server has applied the resulting snapshot. */

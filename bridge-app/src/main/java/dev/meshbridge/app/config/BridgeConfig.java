@@ -16,7 +16,7 @@ import java.util.Map;
 
 /**
  * The whole validated {@code bridge.yaml}. Sections: {@code registries} (see {@link RegistriesConfig} and each
- * registry type's options), {@code aggregator}, {@code xds}, {@code mcp}, {@code ingress}, {@code admin}, {@code reload}.
+ * registry type's options), {@code aggregator}, {@code xds}, {@code mcp}, {@code ingress}, {@code admin}, {@code reload}, {@code data}.
  *
  * @param registries the registries to watch, in file order
  * @param aggregator coalescing of changes ({@code quietPeriod} default 10ms, {@code maxDelay} default 50ms)
@@ -25,6 +25,7 @@ import java.util.Map;
  * @param ingress Kubernetes Ingress (from a cluster or a directory) and Higress McpBridge sources
  * @param admin the admin HTTP server
  * @param reload watching this file for changes
+ * @param data where the last good catalog is kept across restarts
  */
 public record BridgeConfig(
         List<RegistryConfig> registries,
@@ -33,7 +34,8 @@ public record BridgeConfig(
         McpOptions mcp,
         IngressOptions ingress,
         AdminOptions admin,
-        ReloadOptions reload) {
+        ReloadOptions reload,
+        DataOptions data) {
 
     public BridgeConfig {
         registries = List.copyOf(registries);
@@ -55,9 +57,10 @@ public record BridgeConfig(
         IngressOptions ingress = IngressOptions.parse(root.section("ingress"));
         AdminOptions admin = AdminOptions.parse(root.section("admin"));
         ReloadOptions reload = ReloadOptions.parse(root.section("reload"));
+        DataOptions data = DataOptions.parse(root.section("data"));
         root.finish();
         return new BridgeConfig(
-                registries, new ServiceAggregator.Options(quiet, max), xds, mcp, ingress, admin, reload);
+                registries, new ServiceAggregator.Options(quiet, max), xds, mcp, ingress, admin, reload, data);
     }
 
     /** This configuration with another admin port (the command line's {@code --admin-port}). */
@@ -69,23 +72,44 @@ public record BridgeConfig(
                 mcp,
                 ingress,
                 new AdminOptions(admin.enabled(), admin.address(), port),
-                reload);
+                reload,
+                data);
     }
 
     /** This configuration with another xDS port (the command line's {@code --xds-port}). */
     public BridgeConfig withXdsPort(int port) {
         return new BridgeConfig(
-                registries, aggregator, xds.withAddress(xds.bindAddress(), port), mcp, ingress, admin, reload);
+                registries, aggregator, xds.withAddress(xds.bindAddress(), port), mcp, ingress, admin, reload, data);
     }
 
     /** This configuration with another MCP port (the command line's {@code --mcp-port}). */
     public BridgeConfig withMcpPort(int port) {
         return new BridgeConfig(
-                registries, aggregator, xds, mcp.toBuilder().port(port).build(), ingress, admin, reload);
+                registries, aggregator, xds, mcp.toBuilder().port(port).build(), ingress, admin, reload, data);
     }
 
+    /** This configuration with another data directory (the command line's {@code --data-dir}; null: none). */
+    public BridgeConfig withDataDirectory(Path directory) {
+        return new BridgeConfig(
+                registries,
+                aggregator,
+                xds,
+                mcp,
+                ingress,
+                admin,
+                reload,
+                new DataOptions(directory, data.writeInterval()));
+    }
+
+    /** Loads a file; a relative {@code data.directory} is taken relative to the file's directory. */
     public static BridgeConfig load(Path file, Map<String, RegistryWatcherProvider> providers) throws ConfigException {
-        return parse(ConfigNode.parse(file), providers);
+        BridgeConfig c = parse(ConfigNode.parse(file), providers);
+        Path dir = c.data().directory();
+        if (dir != null && !dir.isAbsolute()) {
+            Path parent = file.toAbsolutePath().getParent();
+            c = c.withDataDirectory(parent == null ? dir : parent.resolve(dir));
+        }
+        return c;
     }
 
     public static BridgeConfig parse(String source, String yaml, Map<String, RegistryWatcherProvider> providers)

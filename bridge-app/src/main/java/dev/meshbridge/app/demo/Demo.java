@@ -62,6 +62,9 @@ public final class Demo implements AutoCloseable {
                   port: %d
                 admin:
                   port: %d
+                # the demo's ZooKeeper lives in memory: nothing to keep across restarts
+                data:
+                  directory: ""
                 """.formatted(zookeeper.connectString(), xdsPort, mcpPort, adminPort);
     }
 

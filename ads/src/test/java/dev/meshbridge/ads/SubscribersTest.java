@@ -1,4 +1,4 @@
-package dev.meshbridge.xds;
+package dev.meshbridge.ads;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,10 +9,10 @@ import org.junit.jupiter.api.Test;
 /** The per-resource subscriber sets that let a change visit only the streams subscribed to it. */
 class SubscribersTest {
 
-    private final TypeIndex eds = new TypeIndex(XdsType.ENDPOINT);
+    private final TypeIndex eds = new TypeIndex(ResourceType.of("eds", "test/eds", false));
 
     private TypeState stream(long id) {
-        return XdsStream.sotw(id, null, "peer-" + id, Instant.EPOCH, null).stateOrCreate(eds);
+        return AdsStream.sotw(id, null, "peer-" + id, Instant.EPOCH, 1, null).stateOrCreate(0, eds, "test/eds");
     }
 
     @Test
@@ -66,7 +66,7 @@ class SubscribersTest {
 
         a.unsubscribeAll();
 
-        assertThat(eds.subscribers.wildcard()).isEmpty();
+        assertThat(eds.subscribers.wildcard(0)).isEmpty();
         assertThat(eds.subscribers.naming(shop)).containsExactly(b);
         assertThat(eds.subscribers.namedCount()).isEqualTo(1);
         assertThat(a.wildcard).isFalse();

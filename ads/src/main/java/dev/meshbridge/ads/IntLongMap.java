@@ -1,4 +1,4 @@
-package dev.meshbridge.xds;
+package dev.meshbridge.ads;
 
 import java.util.Arrays;
 

@@ -1,4 +1,4 @@
-package dev.meshbridge.xds;
+package dev.meshbridge.ads;
 
 import dev.meshbridge.core.util.Hash64;
 import java.time.Instant;
@@ -20,7 +20,12 @@ final class TypeState {
     private static final int REMEMBERED_NONCES = 4;
 
     final TypeIndex index;
-    final XdsStream stream;
+    final AdsStream stream;
+    /** The type URL the client asked for (one of the type's, or one the server does not serve). */
+    final String typeUrl;
+    /** True when the server does not serve the type URL: the subscription is answered, always empty. */
+    final boolean unknown;
+
     boolean requested;
     /** Read freely; changed only through {@link #wildcard(boolean)}, which keeps {@link Subscribers} in step. */
     boolean wildcard;
@@ -51,9 +56,11 @@ final class TypeState {
     private final String[] recentVersions = new String[REMEMBERED_NONCES];
     private int recent;
 
-    TypeState(TypeIndex index, XdsStream stream) {
+    TypeState(TypeIndex index, AdsStream stream, String typeUrl, boolean unknown) {
         this.index = index;
         this.stream = stream;
+        this.typeUrl = typeUrl;
+        this.unknown = unknown;
     }
 
     void wildcard(boolean on) {
@@ -87,7 +94,7 @@ final class TypeState {
         names(new BitSet());
     }
 
-    XdsType type() {
+    ResourceType type() {
         return index.type;
     }
 
@@ -97,7 +104,12 @@ final class TypeState {
     }
 
     boolean subscribes(int id) {
-        return subscribes(id, index.wildcardVisible(id));
+        return subscribes(id, index.wildcardVisible(id, stream.role));
+    }
+
+    /** The version of the resource this subscription should hold now: the current one, or absent when not included. */
+    long currentVersion(int id) {
+        return subscribes(id) ? index.version(id) : TypeIndex.ABSENT;
     }
 
     /** The version the client was last sent of a subscribed resource. */
@@ -113,7 +125,7 @@ final class TypeState {
     /** The resource joins the subscription; the client has {@code clientVersion} of it. */
     void added(int id, long clientVersion) {
         if (pending.containsKey(id)) return;
-        long current = index.version(id);
+        long current = currentVersion(id);
         if (clientVersion == current && current != TypeIndex.ABSENT) {
             viewSum += index.contribution(id, current);
         } else {
@@ -130,7 +142,7 @@ final class TypeState {
 
     /** The client now holds the current version of {@code id} (called as it is sent). */
     void sent(int id, long wasVersion) {
-        viewSum += index.contribution(id, index.version(id)) - index.contribution(id, wasVersion);
+        viewSum += index.contribution(id, currentVersion(id)) - index.contribution(id, wasVersion);
     }
 
     String viewVersion() {

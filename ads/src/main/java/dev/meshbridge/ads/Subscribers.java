@@ -1,4 +1,4 @@
-package dev.meshbridge.xds;
+package dev.meshbridge.ads;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -13,14 +13,18 @@ import java.util.Set;
  */
 final class Subscribers {
 
-    private final Set<TypeState> wildcard = new LinkedHashSet<>();
+    private final List<Set<TypeState>> wildcard = new ArrayList<>();
     private final List<Set<TypeState>> named = new ArrayList<>();
+
+    Subscribers() {
+        for (int i = 0; i < AdsEngine.MAX_ROLES; i++) wildcard.add(new LinkedHashSet<>());
+    }
 
     void wildcard(TypeState ts, boolean on) {
         if (on) {
-            wildcard.add(ts);
+            wildcard.get(ts.stream.role).add(ts);
         } else {
-            wildcard.remove(ts);
+            wildcard.get(ts.stream.role).remove(ts);
         }
     }
 
@@ -35,9 +39,9 @@ final class Subscribers {
         }
     }
 
-    /** The subscriptions that are wildcard. */
-    Set<TypeState> wildcard() {
-        return wildcard;
+    /** The wildcard subscriptions of streams of one node role. */
+    Set<TypeState> wildcard(int role) {
+        return wildcard.get(role);
     }
 
     /** The subscriptions that name the resource of this id (some may be wildcard too). */

@@ -1,0 +1,438 @@
+package dev.meshbridge.ads;
+
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.BindableService;
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One ADS server: the gRPC server, its one serving thread and the {@link AdsEngine} that thread runs. The xDS and MCP
+ * servers are producers on it: they put resources into the engine's store and leave the protocol to it.
+ *
+ * <p>Contract:
+ *
+ * <ol>
+ *   <li>{@link #start()} builds and binds the gRPC server ({@link #buildServer}, the one place where transport
+ *       options are set) with the ADS service and the producer's extra services, then holds first answers until
+ *       {@link #markReady} or {@link AdsOptions#initialSyncTimeout()};
+ *   <li>every stream enters through {@link #openSotw} or {@link #openDelta} (the one place where streams are
+ *       admitted); gRPC callbacks only enqueue work on the serving thread;
+ *   <li>{@link #close()} ends the streams with {@code UNAVAILABLE}, stops the server and the thread; a second close
+ *       does nothing.
+ * </ol>
+ */
+public final class AdsServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(AdsServer.class);
+    private static final Context.Key<String> PEER = Context.key("meshbridge.ads.peer");
+
+    private enum State {
+        LATENT,
+        STARTED,
+        CLOSED
+    }
+
+    private final AdsOptions options;
+    private final ScheduledThreadPoolExecutor executor;
+    private final AdsEngine engine;
+    private final Clock clock;
+    private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
+    private final AtomicLong streamIds = new AtomicLong();
+    private final List<BindableService> services = new ArrayList<>();
+    private volatile Server server;
+
+    public AdsServer(AdsOptions options, ResourceTypes types, MeterRegistry registry) {
+        this(options, types, registry, Clock.systemUTC());
+    }
+
+    /** @param clock the time of debug records and of push pacing (tests drive it) */
+    public AdsServer(AdsOptions options, ResourceTypes types, MeterRegistry registry, Clock clock) {
+        this.options = Objects.requireNonNull(options, "options");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        String threadName = "meshbridge-" + options.server();
+        this.executor = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, threadName);
+            t.setDaemon(true);
+            return t;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.engine = new AdsEngine(
+                options.server(),
+                types,
+                new AdsMetrics(options.server(), types, registry),
+                clock,
+                new GuardedExecutor(),
+                options.minPushInterval());
+    }
+
+    public AdsOptions options() {
+        return options;
+    }
+
+    /** The engine; its store methods are for the serving thread ({@link #execute}). */
+    public AdsEngine engine() {
+        return engine;
+    }
+
+    /** Adds a service next to ADS (a per-type xDS service); before {@link #start()}. */
+    public AdsServer addService(BindableService service) {
+        if (state.get() != State.LATENT) throw new IllegalStateException("services are added before start");
+        services.add(service);
+        return this;
+    }
+
+    /** Binds and starts serving. */
+    public AdsServer start() throws IOException {
+        if (!state.compareAndSet(State.LATENT, State.STARTED)) {
+            throw new IllegalStateException("the " + options.server() + " server can be started once");
+        }
+        Server s = buildServer();
+        try {
+            s.start();
+        } catch (IOException e) {
+            state.set(State.CLOSED);
+            executor.shutdownNow();
+            throw new IOException(
+                    displayName() + " server cannot listen on " + options.bindAddress() + ":" + options.port()
+                            + " (" + options.server() + ".bindAddress, " + options.server() + ".port): "
+                            + e.getMessage(),
+                    e);
+        }
+        server = s;
+        if (options.initialSyncTimeout().isZero()) {
+            markReady("initialSyncTimeout is 0");
+        } else {
+            executor.schedule(
+                    () -> guarded(
+                            () -> engine.markReady("initialSyncTimeout " + options.initialSyncTimeout() + " passed")),
+                    options.initialSyncTimeout().toNanos(),
+                    TimeUnit.NANOSECONDS);
+        }
+        return this;
+    }
+
+    private String displayName() {
+        return options.server().equals("xds") ? "xDS" : options.server().toUpperCase(java.util.Locale.ROOT);
+    }
+
+    /** The gRPC server with every transport option: the one place later limits (TLS, connections) go. */
+    private Server buildServer() {
+        NettyServerBuilder b = NettyServerBuilder.forAddress(
+                        new InetSocketAddress(options.bindAddress(), options.port()))
+                .directExecutor() // handlers only enqueue onto the serving thread
+                .maxInboundMessageSize(options.maxInboundMessageSize())
+                // clients ping idle connections (istiod every 30 s): allow it, or gRPC closes them
+                .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .intercept(new PeerInterceptor())
+                .addService(new Ads());
+        for (BindableService s : services) b.addService(s);
+        if (!options.keepaliveTime().isZero()) {
+            b.keepAliveTime(options.keepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
+                    .keepAliveTimeout(20, TimeUnit.SECONDS);
+        }
+        if (!options.maxConnectionAge().isZero()) {
+            b.maxConnectionAge(options.maxConnectionAge().toMillis(), TimeUnit.MILLISECONDS)
+                    .maxConnectionAgeGrace(10, TimeUnit.SECONDS);
+        }
+        return b.build();
+    }
+
+    /** The port the server listens on (the actual one when configured as 0); -1 before start. */
+    public int port() {
+        Server s = server;
+        if (s == null) return -1;
+        for (SocketAddress a : s.getListenSockets()) {
+            if (a instanceof InetSocketAddress i) return i.getPort();
+        }
+        return s.getPort();
+    }
+
+    /** Lets the server answer: the registries have synced (or their sync timeouts passed). Idempotent. */
+    public void markReady(String why) {
+        execute(() -> engine.markReady(why));
+    }
+
+    /** Runs a task on the serving thread; a task that throws is logged and the state kept. Ignored after close. */
+    public void execute(Runnable task) {
+        try {
+            executor.execute(() -> guarded(task));
+        } catch (RejectedExecutionException e) {
+            // closed
+        }
+    }
+
+    /**
+     * Completes once the serving thread has done everything queued before this call, and the pushes that work
+     * caused (tests and the benchmark wait on it instead of sleeping).
+     */
+    public CompletableFuture<Void> idle() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        // the first task runs after the queued work; the flush that work scheduled is queued behind it
+        try {
+            executor.execute(() -> executor.execute(() -> done.complete(null)));
+        } catch (RejectedExecutionException e) {
+            done.complete(null);
+        }
+        return done;
+    }
+
+    /** Computes a value on the serving thread and waits up to 5 s for it (debug pages). */
+    public <T> T query(Supplier<T> work) {
+        try {
+            return CompletableFuture.supplyAsync(work, executor).get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading the " + options.server() + " state", e);
+        } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
+            throw new IllegalStateException("cannot read the " + options.server() + " state: " + e, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        State previous = state.getAndSet(State.CLOSED);
+        if (previous == State.CLOSED) return;
+        Server s = server;
+        if (s != null) {
+            try {
+                CompletableFuture.runAsync(
+                                () -> engine.completeAll(
+                                        Status.UNAVAILABLE.withDescription("meshbridge is shutting down")),
+                                executor)
+                        .get(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
+                log.warn("closing {} streams: {}", options.server(), e.toString());
+            }
+            s.shutdown();
+            try {
+                if (!s.awaitTermination(2, TimeUnit.SECONDS)) {
+                    s.shutdownNow();
+                    s.awaitTermination(2, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                s.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(5, TimeUnit.SECONDS)) executor.shutdownNow();
+        } catch (InterruptedException e) {
+            executor.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        if (previous == State.STARTED) log.info("{} server stopped", options.server());
+    }
+
+    private static void guarded(Runnable task) {
+        try {
+            task.run();
+        } catch (RuntimeException e) {
+            log.error("serving task failed; state kept", e);
+        }
+    }
+
+    /** The engine's view of the serving thread: every task guarded, nothing after close. */
+    private final class GuardedExecutor extends java.util.concurrent.AbstractExecutorService
+            implements java.util.concurrent.ScheduledExecutorService {
+
+        @Override
+        public void execute(Runnable command) {
+            AdsServer.this.execute(command);
+        }
+
+        @Override
+        public java.util.concurrent.ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+            try {
+                return executor.schedule(() -> guarded(command), delay, unit);
+            } catch (RejectedExecutionException e) {
+                return null;
+            }
+        }
+
+        @Override
+        public <V> java.util.concurrent.ScheduledFuture<V> schedule(
+                java.util.concurrent.Callable<V> callable, long delay, TimeUnit unit) {
+            return executor.schedule(callable, delay, unit);
+        }
+
+        @Override
+        public java.util.concurrent.ScheduledFuture<?> scheduleAtFixedRate(
+                Runnable command, long initialDelay, long period, TimeUnit unit) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public java.util.concurrent.ScheduledFuture<?> scheduleWithFixedDelay(
+                Runnable command, long initialDelay, long delay, TimeUnit unit) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void shutdown() {
+            throw new UnsupportedOperationException("the server owns the thread");
+        }
+
+        @Override
+        public List<Runnable> shutdownNow() {
+            throw new UnsupportedOperationException("the server owns the thread");
+        }
+
+        @Override
+        public boolean isShutdown() {
+            return executor.isShutdown();
+        }
+
+        @Override
+        public boolean isTerminated() {
+            return executor.isTerminated();
+        }
+
+        @Override
+        public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+            return executor.awaitTermination(timeout, unit);
+        }
+    }
+
+    // ------------------------------------------------------------------ admission: handlers only enqueue
+
+    /** Admits a state-of-the-world stream; {@code fixedType} is the one type of a per-type service, null for ADS. */
+    public StreamObserver<DiscoveryRequest> openSotw(
+            StreamObserver<DiscoveryResponse> observer, ResourceType fixedType) {
+        ServerCallStreamObserver<DiscoveryResponse> call = (ServerCallStreamObserver<DiscoveryResponse>) observer;
+        AdsStream st = AdsStream.sotw(
+                streamIds.incrementAndGet(),
+                fixedType,
+                peer(),
+                clock.instant(),
+                engine.types().urlCount(),
+                call);
+        return admit(st, call, engine::onSotwRequest);
+    }
+
+    /** Admits a Delta stream; {@code fixedType} is the one type of a per-type service, null for ADS. */
+    public StreamObserver<DeltaDiscoveryRequest> openDelta(
+            StreamObserver<DeltaDiscoveryResponse> observer, ResourceType fixedType) {
+        ServerCallStreamObserver<DeltaDiscoveryResponse> call =
+                (ServerCallStreamObserver<DeltaDiscoveryResponse>) observer;
+        AdsStream st = AdsStream.delta(
+                streamIds.incrementAndGet(),
+                fixedType,
+                peer(),
+                clock.instant(),
+                engine.types().urlCount(),
+                call);
+        return admit(st, call, engine::onDeltaRequest);
+    }
+
+    /** Registers a stream and returns the observer of its requests; every callback only enqueues. */
+    private <Q> StreamObserver<Q> admit(
+            AdsStream st, ServerCallStreamObserver<?> call, BiConsumer<AdsStream, Q> onRequest) {
+        if (state.get() == State.CLOSED) {
+            call.onError(Status.UNAVAILABLE
+                    .withDescription("meshbridge is shutting down")
+                    .asRuntimeException());
+            return new StreamObserver<>() {
+                @Override
+                public void onNext(Q value) {}
+
+                @Override
+                public void onError(Throwable t) {}
+
+                @Override
+                public void onCompleted() {}
+            };
+        }
+        call.setOnReadyHandler(() -> execute(() -> engine.markDirty(st)));
+        call.setOnCancelHandler(() -> execute(() -> engine.unregister(st, Status.CANCELLED.asRuntimeException())));
+        execute(() -> engine.register(st));
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(Q request) {
+                execute(() -> onRequest.accept(st, request));
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                execute(() -> engine.unregister(st, t));
+            }
+
+            @Override
+            public void onCompleted() {
+                execute(() -> {
+                    engine.unregister(st, null);
+                    if (!st.closed || !call.isCancelled()) call.onCompleted();
+                });
+            }
+        };
+    }
+
+    private static String peer() {
+        String p = PEER.get();
+        return p == null ? "?" : p;
+    }
+
+    /** Puts the client's address into the call's context, for logs and the debug pages. */
+    private static final class PeerInterceptor implements ServerInterceptor {
+        @Override
+        public <Q, R> ServerCall.Listener<Q> interceptCall(
+                ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+            SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+            String peer = remote instanceof InetSocketAddress i
+                    ? i.getAddress().getHostAddress() + ":" + i.getPort()
+                    : String.valueOf(remote);
+            return Contexts.interceptCall(Context.current().withValue(PEER, peer), call, headers, next);
+        }
+    }
+
+    private final class Ads extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase {
+        @Override
+        public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> o) {
+            return openSotw(o, null);
+        }
+
+        @Override
+        public StreamObserver<DeltaDiscoveryRequest> deltaAggregatedResources(
+                StreamObserver<DeltaDiscoveryResponse> o) {
+            return openDelta(o, null);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package dev.meshbridge.ads;
+
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * One client stream (ADS or a per-type service, SotW or Delta) and what it has asked for and been sent. Owned by the
+ * serving thread, which alone calls its observer.
+ */
+final class AdsStream {
+
+    /** The protocol variant of a stream. */
+    enum Mode {
+        SOTW,
+        DELTA;
+
+        String tag() {
+            return this == SOTW ? "sotw" : "delta";
+        }
+    }
+
+    /** How many type URLs the server does not serve one stream may subscribe to (each is answered empty). */
+    static final int MAX_UNKNOWN_TYPES = 32;
+
+    final long id;
+    final Mode mode;
+    /** The one type a per-type service (CDS, EDS...) serves; null for ADS. */
+    final ResourceType fixedType;
+
+    final String peer;
+    final Instant connectedAt;
+    private final ServerCallStreamObserver<DiscoveryResponse> sotw;
+    private final ServerCallStreamObserver<DeltaDiscoveryResponse> delta;
+    /** By type URL ordinal ({@link ResourceTypes#urlOrdinal}). */
+    private final TypeState[] states;
+    /** Subscriptions to type URLs the server does not serve, answered empty. */
+    final Map<String, TypeState> unknown = new LinkedHashMap<>();
+
+    private long nonces;
+    Node node;
+    String nodeId = "";
+    String nodeCluster = "";
+    String userAgent = "";
+    /** The node's role ({@link AdsEngine.RoleClassifier}), fixed by its first request. */
+    int role;
+
+    boolean roleKnown;
+    boolean closed;
+    boolean dirty;
+    /** True while changes wait for the transport to be ready. */
+    boolean blocked;
+    /** When the last push went out (clock millis), for pacing; 0 before. */
+    long lastPushAt;
+    /** True while a paced flush is scheduled. */
+    boolean paceScheduled;
+    /** True when the scheduled paced flush has come: the next flush goes out whatever the clock says. */
+    boolean paceReleased;
+
+    private AdsStream(
+            long id,
+            Mode mode,
+            ResourceType fixedType,
+            String peer,
+            Instant connectedAt,
+            int urlCount,
+            ServerCallStreamObserver<DiscoveryResponse> sotw,
+            ServerCallStreamObserver<DeltaDiscoveryResponse> delta) {
+        this.id = id;
+        this.mode = mode;
+        this.fixedType = fixedType;
+        this.peer = peer;
+        this.connectedAt = connectedAt;
+        this.states = new TypeState[urlCount];
+        this.sotw = sotw;
+        this.delta = delta;
+    }
+
+    static AdsStream sotw(
+            long id,
+            ResourceType fixedType,
+            String peer,
+            Instant at,
+            int urlCount,
+            ServerCallStreamObserver<DiscoveryResponse> o) {
+        return new AdsStream(id, Mode.SOTW, fixedType, peer, at, urlCount, o, null);
+    }
+
+    static AdsStream delta(
+            long id,
+            ResourceType fixedType,
+            String peer,
+            Instant at,
+            int urlCount,
+            ServerCallStreamObserver<DeltaDiscoveryResponse> o) {
+        return new AdsStream(id, Mode.DELTA, fixedType, peer, at, urlCount, null, o);
+    }
+
+    /** The API this stream came in on: {@code ADS}, or the type of a per-type service ({@code CDS}...). */
+    String api() {
+        return fixedType == null ? "ADS" : fixedType.name().toUpperCase(Locale.ROOT);
+    }
+
+    /** Every type's state it has, for leaving the subscriber sets when it closes. */
+    void forEachState(Consumer<TypeState> action) {
+        for (TypeState s : states) {
+            if (s != null) action.accept(s);
+        }
+        for (TypeState s : unknown.values()) action.accept(s);
+    }
+
+    TypeState state(int urlOrdinal) {
+        return states[urlOrdinal];
+    }
+
+    TypeState stateOrCreate(int urlOrdinal, TypeIndex index, String typeUrl) {
+        TypeState s = states[urlOrdinal];
+        if (s == null) {
+            s = new TypeState(index, this, typeUrl, false);
+            states[urlOrdinal] = s;
+        }
+        return s;
+    }
+
+    void node(Node n) {
+        if (n == null) return;
+        if (node == null) node = n; // the first node a stream sends is the one it keeps
+        if (!n.getId().isEmpty()) nodeId = n.getId();
+        if (!n.getCluster().isEmpty()) nodeCluster = n.getCluster();
+        String ua = n.getUserAgentName();
+        if (!ua.isEmpty()) {
+            String v = n.hasUserAgentVersion() ? n.getUserAgentVersion() : "";
+            userAgent = v.isEmpty() ? ua : ua + " " + v;
+        }
+    }
+
+    String nextNonce() {
+        return Long.toString(++nonces, 36);
+    }
+
+    boolean isReady() {
+        return mode == Mode.SOTW ? sotw.isReady() : delta.isReady();
+    }
+
+    void send(DiscoveryResponse r) {
+        sotw.onNext(r);
+    }
+
+    void send(DeltaDiscoveryResponse r) {
+        delta.onNext(r);
+    }
+
+    void fail(Status status) {
+        closed = true;
+        if (mode == Mode.SOTW) {
+            sotw.onError(status.asRuntimeException());
+        } else {
+            delta.onError(status.asRuntimeException());
+        }
+    }
+
+    void complete() {
+        closed = true;
+        if (mode == Mode.SOTW) {
+            sotw.onCompleted();
+        } else {
+            delta.onCompleted();
+        }
+    }
+
+    String describe() {
+        return "stream=" + id + " node=" + (nodeId.isEmpty() ? "?" : Printable.of(nodeId)) + " peer=" + peer;
+    }
+}

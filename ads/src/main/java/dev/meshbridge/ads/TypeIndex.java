@@ -1,0 +1,186 @@
+package dev.meshbridge.ads;
+
+import dev.meshbridge.core.util.Hash64;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.IntConsumer;
+
+/**
+ * The current resources of one type, by a dense int id per name, so that per-stream state (subscriptions, pending
+ * changes) is bit sets and primitive maps rather than sets of strings. Owned by the serving thread.
+ *
+ * <p>Ids are given to every name the server makes and every name a client subscribes to, and are kept for the life
+ * of the server (a name that comes back gets its old id). A resource that a wildcard subscription includes carries a
+ * mask of the node roles whose wildcard subscriptions see it ({@link AdsEngine#ALL_ROLES} for everyone). A removed
+ * resource's last body is kept ({@link #retired}) until every stream was told of the removal, so that a
+ * state-of-the-world response sent before the removal (make before break) can still carry it.
+ */
+final class TypeIndex {
+
+    /** The client has no version of the resource. */
+    static final long ABSENT = 0;
+
+    /** The client's version is not known: send the resource if it exists, say it does not exist otherwise. */
+    static final long UNKNOWN = Long.MIN_VALUE;
+
+    final ResourceType type;
+    /** The streams' subscriptions of this type, by resource. */
+    final Subscribers subscribers = new Subscribers();
+
+    private final Map<String, Integer> ids = new HashMap<>();
+    private String[] names = new String[64];
+    private long[] nameHashes = new long[64];
+    private Resource[] resources = new Resource[64];
+    private int[] roleMasks = new int[64];
+    private Resource[] retired = new Resource[64];
+    private int retiredCount;
+    private int nextId;
+    private int present;
+    private final long[] wildcardSums = new long[AdsEngine.MAX_ROLES];
+
+    TypeIndex(ResourceType type) {
+        this.type = type;
+    }
+
+    /** The id of a name, given one when new. */
+    int id(String name) {
+        Integer id = ids.get(name);
+        if (id != null) return id;
+        int n = nextId++;
+        if (n == names.length) {
+            int len = names.length * 2;
+            names = Arrays.copyOf(names, len);
+            nameHashes = Arrays.copyOf(nameHashes, len);
+            resources = Arrays.copyOf(resources, len);
+            roleMasks = Arrays.copyOf(roleMasks, len);
+            retired = Arrays.copyOf(retired, len);
+        }
+        names[n] = name;
+        nameHashes[n] = Hash64.of(name);
+        ids.put(name, n);
+        return n;
+    }
+
+    /** The id of a known name, or -1. */
+    int find(String name) {
+        Integer id = ids.get(name);
+        return id == null ? -1 : id;
+    }
+
+    String name(int id) {
+        return names[id];
+    }
+
+    Resource get(int id) {
+        return resources[id];
+    }
+
+    /** The last body of a removed resource, while a stream may still need it; null otherwise. */
+    Resource retired(int id) {
+        return retired[id];
+    }
+
+    /** The current version hash of the resource, {@link #ABSENT} when there is none. */
+    long version(int id) {
+        Resource r = resources[id];
+        return r == null ? ABSENT : r.versionHash();
+    }
+
+    /** The roles whose wildcard subscriptions include the resource (0 when none or absent). */
+    int roleMask(int id) {
+        return resources[id] == null ? 0 : roleMasks[id];
+    }
+
+    boolean wildcardVisible(int id, int role) {
+        return (roleMask(id) & (1 << role)) != 0;
+    }
+
+    /** Ids ever given; every id is below this. */
+    int idLimit() {
+        return nextId;
+    }
+
+    int size() {
+        return present;
+    }
+
+    /**
+     * What one resource at one version adds to a view version (an order-independent sum over the resources a client
+     * holds); 0 for absent or unknown.
+     */
+    long contribution(int id, long version) {
+        if (version == ABSENT || version == UNKNOWN) return 0;
+        return Hash64.mix(nameHashes[id] * 0x9E3779B97F4A7C15L + version);
+    }
+
+    /** The sum of {@link #contribution} over every resource a wildcard subscription of this role includes. */
+    long wildcardSum(int role) {
+        return wildcardSums[role];
+    }
+
+    /**
+     * Sets the resource of an id.
+     *
+     * @param mask the roles whose wildcard subscriptions include it (ignored when {@code r.wildcard()} is false)
+     * @return the version it replaces ({@link #ABSENT} when none)
+     */
+    long put(int id, Resource r, int mask) {
+        Resource old = resources[id];
+        if (old != null) {
+            addWildcard(id, old.versionHash(), roleMasks[id], -1);
+        } else {
+            present++;
+        }
+        int m = r.wildcard() ? mask : 0;
+        resources[id] = r;
+        roleMasks[id] = m;
+        if (retired[id] != null) {
+            retired[id] = null;
+            retiredCount--;
+        }
+        addWildcard(id, r.versionHash(), m, 1);
+        return old == null ? ABSENT : old.versionHash();
+    }
+
+    /**
+     * Removes the resource of an id; returns its version ({@link #ABSENT} when there was none).
+     *
+     * @param keep keep its body until every stream was told (some stream subscribes to it)
+     */
+    long remove(int id, boolean keep) {
+        Resource old = resources[id];
+        if (old == null) return ABSENT;
+        addWildcard(id, old.versionHash(), roleMasks[id], -1);
+        resources[id] = null;
+        if (keep) {
+            if (retired[id] == null) retiredCount++;
+            retired[id] = old;
+        }
+        present--;
+        return old.versionHash();
+    }
+
+    /** Forgets the bodies of removed resources: every stream has been told. */
+    void clearRetired() {
+        if (retiredCount == 0) return;
+        Arrays.fill(retired, 0, nextId, null);
+        retiredCount = 0;
+    }
+
+    private void addWildcard(int id, long version, int mask, int sign) {
+        if (mask == 0) return;
+        long c = contribution(id, version) * sign;
+        for (int role = 0; role < AdsEngine.MAX_ROLES; role++) {
+            if ((mask & (1 << role)) != 0) wildcardSums[role] += c;
+        }
+    }
+
+    /** Visits the ids of every present resource a wildcard subscription of this role includes. */
+    void forEachWildcard(int role, IntConsumer action) {
+        int bit = 1 << role;
+        for (int i = 0; i < nextId; i++) {
+            if (resources[i] != null && (roleMasks[i] & bit) != 0) action.accept(i);
+        }
+    }
+}

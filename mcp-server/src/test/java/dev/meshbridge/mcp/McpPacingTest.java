@@ -1,0 +1,164 @@
+package dev.meshbridge.mcp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Any;
+import dev.meshbridge.ads.AdsTestClient;
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.mcp.api.mcp.v1alpha1.Resource;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Paced pushes to istiod: within the minimum push interval, catalog changes do not go out one push each; they are
+ * merged into one push when the interval has passed. Time is the test's clock.
+ */
+class McpPacingTest {
+
+    private static final String SE = McpKind.SERVICE_ENTRY.typeUrl("v1");
+
+    /** A clock the test moves. */
+    static final class TestClock extends Clock {
+        private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+        void advance(Duration d) {
+            now = now.plus(d);
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+
+    private final TestCatalog catalog = new TestCatalog();
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private final TestClock clock = new TestClock();
+    private McpServer server;
+    private AdsTestClient istiod;
+
+    @AfterEach
+    void close() {
+        if (istiod != null) istiod.close();
+        if (server != null) server.close();
+        catalog.close();
+    }
+
+    /** A server pacing pushes at 10 minutes of the test's clock, answering at once. */
+    private void startServer() throws Exception {
+        server = new McpServer(
+                McpOptions.builder()
+                        .bindAddress("127.0.0.1")
+                        .port(0)
+                        .initialSyncTimeout(Duration.ZERO)
+                        .minPushInterval(Duration.ofMinutes(10))
+                        .build(),
+                meters,
+                clock);
+        server.start();
+        catalog.aggregator().subscribe(server).join();
+    }
+
+    private void register(String name) {
+        catalog.aggregator()
+                .accept(new ServiceUpsert(
+                        ServiceKey.of("zookeeper", "zk1", name),
+                        name + ".pacing",
+                        List.of(new ServicePort("http", 8080, Protocol.HTTP)),
+                        List.of(Endpoint.builder("10.0.0.1").port("http", 8080).build())));
+        catalog.aggregator().flushNow().join();
+    }
+
+    private static List<String> names(DiscoveryResponse r) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (Any a : r.getResourcesList())
+            out.add(a.unpack(Resource.class).getMetadata().getName());
+        return out;
+    }
+
+    private double count(String name) {
+        return meters.find(name).counters().stream()
+                .mapToDouble(io.micrometer.core.instrument.Counter::count)
+                .sum();
+    }
+
+    @Test
+    void changesWithinTheInterval_areMergedIntoOnePush_whenItHasPassed() throws Exception {
+        startServer();
+        register("first");
+        server.idle().join();
+
+        istiod = new AdsTestClient(
+                        server.port(), Node.newBuilder().setId("istiod-1").build())
+                .openSotw();
+        istiod.sotw(SE, List.of(), "", "");
+        DiscoveryResponse initial = istiod.next();
+        assertThat(names(initial)).containsExactly("meshbridge/first.pacing");
+        istiod.ack(initial, List.of());
+
+        for (String name : List.of("a", "b", "c", "d", "e")) {
+            register(name);
+            server.idle().join();
+        }
+        assertThat(istiod.pending()).as("nothing pushed within the interval").isZero();
+        assertThat(count("meshbridge.mcp.pushes.paced")).isGreaterThanOrEqualTo(1);
+
+        clock.advance(Duration.ofMinutes(10));
+        register("f");
+        DiscoveryResponse merged = istiod.next();
+        assertThat(names(merged))
+                .containsExactlyInAnyOrder(
+                        "meshbridge/first.pacing",
+                        "meshbridge/a.pacing",
+                        "meshbridge/b.pacing",
+                        "meshbridge/c.pacing",
+                        "meshbridge/d.pacing",
+                        "meshbridge/e.pacing",
+                        "meshbridge/f.pacing");
+        assertThat(count("meshbridge.mcp.pushes")).isEqualTo(2);
+        assertThat(meters.find("meshbridge.mcp.push.size").summaries().stream()
+                        .mapToLong(s -> s.count())
+                        .sum())
+                .isEqualTo(2);
+    }
+
+    @Test
+    void aNewSubscription_isAnsweredAtOnce_evenWithinTheInterval() throws Exception {
+        startServer();
+        register("first");
+        istiod = new AdsTestClient(
+                        server.port(), Node.newBuilder().setId("istiod-1").build())
+                .openSotw();
+        istiod.sotw(SE, List.of(), "", "");
+        istiod.ack(istiod.next(), List.of());
+        String we = McpKind.WORKLOAD_ENTRY.typeUrl("v1");
+        istiod.sotw(we, List.of(), "", "");
+        DiscoveryResponse r = istiod.next();
+        assertThat(r.getTypeUrl()).isEqualTo(we);
+    }
+}
