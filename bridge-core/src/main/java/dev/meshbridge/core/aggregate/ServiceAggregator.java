@@ -47,7 +47,9 @@ import org.slf4j.LoggerFactory;
  *       and the model needs no locks;
  *   <li>state is kept per shard (one service from one registry, {@link ServiceKey}); an upsert replaces its shard's
  *       endpoint list, and an upsert equal to the current shard changes nothing (a resync after a reconnect therefore
- *       publishes only real differences);
+ *       publishes only real differences); an upsert with no endpoints keeps the shard's host (the registry still knows
+ *       the service, so its cluster and ServiceEntry stay, with no endpoints), a {@link ServiceRemoval} removes the
+ *       shard; either way the registry's empty-service policy may keep the last endpoints for a grace period first;
  *   <li>conflict policy: several shards that map to the same host are merged into one service: the union of their
  *       endpoints (an endpoint with the same address and ports in two shards is kept once: the one that may get
  *       traffic, else the lower shard's, as {@link Duplicates} decides within a registry),
@@ -97,7 +99,8 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             List<ServicePort> ports,
             List<Endpoint> endpoints,
             java.util.SortedMap<String, String> labels,
-            ScheduledFuture<?> expiry) {
+            ScheduledFuture<?> expiry,
+            boolean removeOnExpiry) {
 
         boolean sameContent(ServiceUpsert u) {
             return host.equals(u.host())
@@ -272,12 +275,12 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private void apply(RegistryEvent event) {
         switch (event) {
             case ServiceUpsert u -> upsert(u);
-            case ServiceRemoval r -> empty(r.key());
+            case ServiceRemoval r -> leave(r.key(), true);
             case RegistrySynced s -> {
                 Set<ServiceKey> known = keysByRegistry.get(s.registry());
                 if (known != null) {
                     for (ServiceKey k : List.copyOf(known)) {
-                        if (!s.services().contains(k)) empty(k);
+                        if (!s.services().contains(k)) leave(k, true);
                     }
                 }
             }
@@ -285,15 +288,17 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     }
 
     private void upsert(ServiceUpsert u) {
-        if (u.endpoints().isEmpty()) {
-            empty(u.key());
+        Shard old = shards.get(u.key());
+        if (u.endpoints().isEmpty() && old != null && !old.endpoints().isEmpty()) {
+            leave(u.key(), false);
             return;
         }
-        Shard old = shards.get(u.key());
         if (old != null && old.sameContent(u)) {
             if (old.expiry() != null) {
                 old.expiry().cancel(false);
-                shards.put(u.key(), new Shard(old.key(), old.host(), old.ports(), old.endpoints(), old.labels(), null));
+                shards.put(
+                        u.key(),
+                        new Shard(old.key(), old.host(), old.ports(), old.endpoints(), old.labels(), null, false));
             }
             return;
         }
@@ -301,7 +306,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             if (old.expiry() != null) old.expiry().cancel(false);
             if (!old.host().equals(u.host())) detachFromHost(old);
         }
-        Shard shard = new Shard(u.key(), u.host(), u.ports(), sorted(u.endpoints()), u.labels(), null);
+        Shard shard = new Shard(u.key(), u.host(), u.ports(), sorted(u.endpoints()), u.labels(), null, false);
         shards.put(u.key(), shard);
         keysByHost.computeIfAbsent(u.host(), h -> new TreeSet<>()).add(u.key());
         keysByRegistry.computeIfAbsent(u.key().registry(), r -> new HashSet<>()).add(u.key());
@@ -313,16 +318,28 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         changed();
     }
 
-    /** The shard has no instances now: apply its registry's empty-service policy. */
-    private void empty(ServiceKey key) {
+    /**
+     * The shard has no instances now ({@code gone} false: the registry still knows the service, which keeps its host
+     * with no endpoints) or the registry no longer has it ({@code gone}: the shard goes). The registry's empty-service
+     * policy decides when: at once, or after keeping the last endpoints for its grace.
+     */
+    private void leave(ServiceKey key, boolean gone) {
         Shard old = shards.get(key);
         if (old == null) return;
         EmptyServicePolicy policy = policies.getOrDefault(key.registry(), EmptyServicePolicy.DELETE);
-        if (policy.mode() == EmptyServicePolicy.Mode.KEEP && !policy.grace().isZero()) {
-            if (old.expiry() != null) return; // already in grace
+        if (policy.mode() == EmptyServicePolicy.Mode.KEEP
+                && !policy.grace().isZero()
+                && !old.endpoints().isEmpty()) {
+            if (old.expiry() != null) {
+                if (gone && !old.removeOnExpiry())
+                    shards.put(
+                            key,
+                            new Shard(key, old.host(), old.ports(), old.endpoints(), old.labels(), old.expiry(), true));
+                return; // already in grace
+            }
             ScheduledFuture<?> expiry =
                     executor.schedule(() -> expire(key), policy.grace().toNanos(), TimeUnit.NANOSECONDS);
-            shards.put(key, new Shard(old.key(), old.host(), old.ports(), old.endpoints(), old.labels(), expiry));
+            shards.put(key, new Shard(old.key(), old.host(), old.ports(), old.endpoints(), old.labels(), expiry, gone));
             log.info(
                     "service={} has no instances; keeping the last {} endpoints for {}",
                     key,
@@ -330,15 +347,32 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
                     policy.grace());
             return;
         }
-        removeShard(key);
+        if (gone) {
+            removeShard(key);
+        } else {
+            emptyShard(old);
+        }
         changed();
+    }
+
+    /** The shard keeps its host, ports and labels, with no endpoints. */
+    private void emptyShard(Shard old) {
+        if (old.expiry() != null) old.expiry().cancel(false);
+        shards.put(old.key(), new Shard(old.key(), old.host(), old.ports(), List.of(), old.labels(), null, false));
+        count(old.key().registry(), 0, -old.endpoints().size());
+        dirtyHosts.add(old.host());
     }
 
     private void expire(ServiceKey key) {
         Shard s = shards.get(key);
         if (s == null || s.expiry() == null) return;
-        log.info("service={} grace period over; removing it", key);
-        removeShard(key);
+        if (s.removeOnExpiry()) {
+            log.info("service={} grace period over; removing it", key);
+            removeShard(key);
+        } else {
+            log.info("service={} grace period over; it has no endpoints", key);
+            emptyShard(s);
+        }
         changed();
     }
 

@@ -259,6 +259,38 @@ public final class ConfigNode {
     }
 
     /**
+     * A share written as a percentage ({@code 50%}) or a fraction ({@code 0.5}), between {@code min} and {@code max}
+     * (fractions, e.g. 0 and 1).
+     */
+    public double share(String key, double defaultValue, double min, double max) {
+        Optional<ConfigNode> c = child(key);
+        if (c.isEmpty()) return defaultValue;
+        String s = c.get().asString();
+        if (s == null) return defaultValue;
+        String t = s.trim();
+        double v;
+        try {
+            v = t.endsWith("%")
+                    ? Double.parseDouble(t.substring(0, t.length() - 1).trim()) / 100
+                    : Double.parseDouble(t);
+        } catch (NumberFormatException e) {
+            v = Double.NaN;
+        }
+        if (Double.isNaN(v) || v < min || v > max) {
+            c.get()
+                    .problemHere("expected a share such as 50% or 0.5, between " + percent(min) + " and " + percent(max)
+                            + ", got '" + s + "'");
+            return defaultValue;
+        }
+        return v;
+    }
+
+    private static String percent(double fraction) {
+        double p = fraction * 100;
+        return (p == Math.rint(p) ? Long.toString((long) p) : Double.toString(p)) + "%";
+    }
+
+    /**
      * A duration written as {@code 250ms}, {@code 5s}, {@code 1m}, {@code 1h}, {@code 1d} (also {@code ns},
      * {@code us}, and sums such as {@code 1m30s}).
      *

@@ -26,6 +26,8 @@ import java.util.TreeSet;
  *   <li>{@code servicePorts}: virtual port per port name, e.g. {@code {http: 8080}};
  *   <li>{@code nonIpAddress} ({@code resolve}, the default, or {@code skip}) and {@code hostNameRefresh} (default
  *       30s): instances registered under a host name (see {@link HostNamePolicy});
+ *   <li>{@code reregistrationWindow}, {@code warmUp} and {@code deletionGuard}: when what left the registry leaves
+ *       the catalog (see {@link RemovalPolicy});
  *   <li>everything else is the type's own options, parsed by its provider.
  * </ul>
  */
@@ -109,6 +111,7 @@ public final class RegistriesConfig {
             }
         });
         HostNamePolicy hostNames = HostNamePolicy.parse(entry);
+        RemovalPolicy removals = RemovalPolicy.parse(entry);
         if (provider == null || name == null) {
             entry.accept(entry.keys().toArray(String[]::new)); // unknown type: its options cannot be checked
             return null;
@@ -126,6 +129,7 @@ public final class RegistriesConfig {
                 syncTimeout,
                 servicePorts,
                 options,
-                hostNames);
+                hostNames,
+                removals);
     }
 }

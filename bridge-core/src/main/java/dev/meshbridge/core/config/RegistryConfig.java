@@ -22,6 +22,8 @@ import java.util.TreeMap;
  * @param options the type's own options, as its provider parsed them
  * @param hostNames what the watcher does with instances registered under a host name ({@code nonIpAddress}, {@code
  *     hostNameRefresh})
+ * @param removals when what left the registry leaves the catalog ({@code reregistrationWindow}, {@code warmUp},
+ *     {@code deletionGuard})
  */
 public record RegistryConfig(
         String type,
@@ -31,7 +33,8 @@ public record RegistryConfig(
         Duration syncTimeout,
         SortedMap<String, Integer> servicePorts,
         Object options,
-        HostNamePolicy hostNames) {
+        HostNamePolicy hostNames,
+        RemovalPolicy removals) {
 
     public RegistryConfig {
         Objects.requireNonNull(type, "type");
@@ -42,6 +45,20 @@ public record RegistryConfig(
         servicePorts = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(servicePorts));
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(hostNames, "hostNames");
+        Objects.requireNonNull(removals, "removals");
+    }
+
+    /** An entry with the default removal rules. */
+    public RegistryConfig(
+            String type,
+            String name,
+            List<String> addresses,
+            EmptyServicePolicy emptyService,
+            Duration syncTimeout,
+            SortedMap<String, Integer> servicePorts,
+            Object options,
+            HostNamePolicy hostNames) {
+        this(type, name, addresses, emptyService, syncTimeout, servicePorts, options, hostNames, RemovalPolicy.DEFAULT);
     }
 
     /** An entry with the default host-name policy (resolve, refreshed every 30 s). */
@@ -53,12 +70,28 @@ public record RegistryConfig(
             Duration syncTimeout,
             SortedMap<String, Integer> servicePorts,
             Object options) {
-        this(type, name, addresses, emptyService, syncTimeout, servicePorts, options, HostNamePolicy.DEFAULT);
+        this(
+                type,
+                name,
+                addresses,
+                emptyService,
+                syncTimeout,
+                servicePorts,
+                options,
+                HostNamePolicy.DEFAULT,
+                RemovalPolicy.DEFAULT);
     }
 
     /** The same entry with another host-name policy. */
     public RegistryConfig withHostNames(HostNamePolicy policy) {
-        return new RegistryConfig(type, name, addresses, emptyService, syncTimeout, servicePorts, options, policy);
+        return new RegistryConfig(
+                type, name, addresses, emptyService, syncTimeout, servicePorts, options, policy, removals);
+    }
+
+    /** The same entry with other removal rules. */
+    public RegistryConfig withRemovals(RemovalPolicy policy) {
+        return new RegistryConfig(
+                type, name, addresses, emptyService, syncTimeout, servicePorts, options, hostNames, policy);
     }
 
     /** The type's options, cast to the provider's options type. */

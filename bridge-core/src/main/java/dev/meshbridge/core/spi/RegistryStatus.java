@@ -29,13 +29,66 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #synced()} after each complete sync (the first one makes the registry ready);
  *   <li>{@link #skipped(String, String)} for each malformed item that was left out: logged once per item and reason
  *       at WARN, counted every time;
- *   <li>{@link #error(String, Throwable)} for failed calls to the registry (counted, last one kept for display).
+ *   <li>{@link #error(String, Throwable)} for failed calls to the registry (counted, last one kept for display);
+ *   <li>{@link #guard(Guard)} while the deletion guard holds removals, {@link #warmingUntil(Instant)} while removals
+ *       are held after a reconnect.
  * </ol>
+ *
+ * <p>Logging stays quiet in an outage: one line per change of state (unreachable, reconnected), errors while the
+ * registry is unreachable only counted, plus one reminder every {@link #REMINDER} while it stays so; the same error
+ * text while connected is logged at most once per {@link #REMINDER}.
  */
 public final class RegistryStatus {
 
     private static final Logger log = LoggerFactory.getLogger(RegistryStatus.class);
     private static final int MAX_REMEMBERED = 10_000;
+    private static final int MAX_GUARD_SERVICES = 20;
+
+    /** How often an ongoing outage, or an error that keeps coming, is logged again. */
+    public static final Duration REMINDER = Duration.ofMinutes(5);
+
+    /**
+     * What the deletion guard holds back.
+     *
+     * @param since when it tripped
+     * @param scope {@code registry} (more than the registry's share would vanish) or {@code service} (more than one
+     *     service's share)
+     * @param heldEndpoints endpoints that left the registry but are still served
+     * @param servedEndpoints endpoints the registry serves now, held ones included
+     * @param services the services concerned, most endpoints first (at most 20)
+     * @param moreServices how many more services are concerned
+     * @param release how it will be released
+     */
+    public record Guard(
+            Instant since,
+            String scope,
+            long heldEndpoints,
+            long servedEndpoints,
+            List<HeldService> services,
+            int moreServices,
+            String release) {
+
+        public Guard {
+            services = List.copyOf(
+                    services.size() > MAX_GUARD_SERVICES ? services.subList(0, MAX_GUARD_SERVICES) : services);
+        }
+
+        /** The share of served endpoints that would vanish, in percent. */
+        public double percent() {
+            return servedEndpoints == 0 ? 100 : Math.round(1000.0 * heldEndpoints / servedEndpoints) / 10.0;
+        }
+    }
+
+    /**
+     * One service the guard holds.
+     *
+     * @param service the registry's name of the service (namespace, group, name, version as the registry has them)
+     * @param host its host in the mesh
+     * @param vanishing endpoints that would vanish
+     * @param of endpoints it serves now
+     * @param gone true when the whole service left the registry
+     */
+    public record HeldService(String service, String host, int vanishing, int of, boolean gone) {}
 
     /** Connection state. */
     public enum State {
@@ -54,10 +107,24 @@ public final class RegistryStatus {
     private volatile Instant lastErrorAt;
     private volatile Instant lastSyncAt;
     private volatile Instant firstSyncAt;
+    private volatile boolean takesOver;
     private final LongAdder skipped = new LongAdder();
     private final LongAdder errors = new LongAdder();
     private final LongAdder droppedLabels = new LongAdder();
     private final LongAdder syncs = new LongAdder();
+    private final LongAdder guardTrips = new LongAdder();
+    private volatile Guard guard;
+    private volatile Instant warmingUntil;
+    private volatile Runnable releaseHandler;
+    private volatile Instant downSince;
+    private volatile Instant lastReminder;
+    private final LongAdder errorsWhileDown = new LongAdder();
+    private final Map<String, Instant> errorLogged = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Instant> eldest) {
+            return size() > 1000;
+        }
+    });
     private final Set<String> warned =
             Collections.synchronizedSet(Collections.newSetFromMap(new LinkedHashMap<>(16, 0.75f, true) {
                 @Override
@@ -88,7 +155,16 @@ public final class RegistryStatus {
     public void connected() {
         State previous = state;
         state = State.UP;
-        if (previous == State.DOWN) log.info("registry={} type={} reconnected", registry, type);
+        if (previous == State.DOWN) {
+            Instant since = downSince;
+            log.info(
+                    "registry={} type={} reconnected after {} s ({} failed attempts meanwhile)",
+                    registry,
+                    type,
+                    since == null ? 0 : Duration.between(since, clock.instant()).toSeconds(),
+                    errorsWhileDown.sum());
+        }
+        downSince = null;
     }
 
     /** The registry cannot be reached (or refused us); the catalog keeps its last good state. */
@@ -97,10 +173,32 @@ public final class RegistryStatus {
         State previous = state;
         state = State.DOWN;
         lastError = reason;
-        lastErrorAt = clock.instant();
+        Instant now = clock.instant();
+        lastErrorAt = now;
         if (previous != State.DOWN) {
+            downSince = now;
+            lastReminder = now;
+            errorsWhileDown.reset();
             log.warn("registry={} type={} is unreachable, keeping the last known state: {}", registry, type, reason);
+        } else {
+            remind(now);
         }
+    }
+
+    /** While an outage lasts: one line every {@link #REMINDER}. */
+    private void remind(Instant now) {
+        Instant last = lastReminder;
+        if (last != null && Duration.between(last, now).compareTo(REMINDER) < 0) return;
+        lastReminder = now;
+        Instant since = downSince;
+        log.warn(
+                "registry={} type={} still unreachable after {} s ({} failed attempts), keeping the last known"
+                        + " state: {}",
+                registry,
+                type,
+                since == null ? 0 : Duration.between(since, now).toSeconds(),
+                errorsWhileDown.sum(),
+                lastError);
     }
 
     public void synced() {
@@ -150,12 +248,116 @@ public final class RegistryStatus {
         }
     }
 
-    /** A call to the registry failed; the watcher will retry. */
+    /**
+     * A call to the registry failed; the watcher will retry. Counted always; logged when connected (the same text at
+     * most once per {@link #REMINDER}), only as part of the outage's reminder while disconnected.
+     */
     public void error(String what, Throwable cause) {
         errors.increment();
-        lastError = LogText.safe(what + (cause == null ? "" : ": " + cause));
-        lastErrorAt = clock.instant();
-        log.warn("registry={} type={} error: {}", registry, type, lastError);
+        String text = LogText.safe(what + (cause == null ? "" : ": " + cause));
+        lastError = text;
+        Instant now = clock.instant();
+        lastErrorAt = now;
+        if (state == State.DOWN) {
+            errorsWhileDown.increment();
+            remind(now);
+            log.debug("registry={} type={} error while unreachable: {}", registry, type, text);
+            return;
+        }
+        Instant logged = errorLogged.get(text);
+        if (logged != null && Duration.between(logged, now).compareTo(REMINDER) < 0) {
+            log.debug("registry={} type={} error again: {}", registry, type, text);
+            return;
+        }
+        errorLogged.put(text, now);
+        log.warn("registry={} type={} error: {}", registry, type, text);
+    }
+
+    // ------------------------------------------------------------------ held removals
+
+    /**
+     * The deletion guard's state: non-null while it holds removals, null once released. A new trip is logged once at
+     * WARN, naming the registry, the services and the amounts; a release once at INFO.
+     *
+     * @param reason for a release, why (e.g. {@code released by an operator}); ignored otherwise
+     */
+    public void guard(Guard g, String reason) {
+        Guard previous = guard;
+        guard = g;
+        if (g != null && previous == null) {
+            guardTrips.increment();
+            String what = g.scope().equals("registry")
+                    ? g.heldEndpoints() + " of the registry's " + g.servedEndpoints() + " endpoints (" + g.percent()
+                            + "%) left it at once"
+                    : g.heldEndpoints() + " endpoints left " + (g.services().size() + g.moreServices())
+                            + " service(s) at once, most of each one's endpoints";
+            log.warn(
+                    "registry={} type={} deletion guard: {}; they are still served. services={}{} release={}",
+                    registry,
+                    type,
+                    what,
+                    describe(g.services()),
+                    g.moreServices() > 0 ? " and " + g.moreServices() + " more" : "",
+                    g.release());
+        } else if (g == null && previous != null) {
+            log.info("registry={} type={} deletion guard released: {}", registry, type, LogText.safe(reason));
+        }
+    }
+
+    private static String describe(List<HeldService> services) {
+        StringBuilder b = new StringBuilder("[");
+        for (HeldService h : services) {
+            if (b.length() > 1) b.append(", ");
+            b.append(LogText.safe(h.host()))
+                    .append(' ')
+                    .append(h.vanishing())
+                    .append('/')
+                    .append(h.of())
+                    .append(h.gone() ? " (service gone)" : "");
+        }
+        return b.append(']').toString();
+    }
+
+    /** What the deletion guard holds now, or null. */
+    public Guard guard() {
+        return guard;
+    }
+
+    /** How many times the deletion guard tripped. */
+    public long guardTrips() {
+        return guardTrips.sum();
+    }
+
+    /** Endpoints the deletion guard holds now. */
+    public long guardHeldEndpoints() {
+        Guard g = guard;
+        return g == null ? 0 : g.heldEndpoints();
+    }
+
+    /** Removals are held after a reconnect until this instant (null: not warming up). */
+    public void warmingUntil(Instant until) {
+        warmingUntil = until;
+    }
+
+    public Instant warmingUntil() {
+        return warmingUntil;
+    }
+
+    /** Who lets the guard's held removals go ({@link #release()}); set by the watcher kit. */
+    public void onRelease(Runnable handler) {
+        releaseHandler = handler;
+    }
+
+    /**
+     * An operator releases the deletion guard: the removals it holds apply.
+     *
+     * @return false when the guard held nothing
+     */
+    public boolean release() {
+        Runnable h = releaseHandler;
+        if (guard == null || h == null) return false;
+        h.run();
+        return true;
     }
 
     public void stopped() {
@@ -171,10 +373,29 @@ public final class RegistryStatus {
         return firstSyncAt != null;
     }
 
-    /** Ready for {@code /ready}: synced once, or given up waiting after {@code syncTimeout}. */
+    /**
+     * Ready for {@code /ready}: synced once, or given up waiting after {@code syncTimeout}, or taking over from a watcher
+     * of the same registry that had synced (its last good state is still served while this one resyncs).
+     */
     public boolean ready(Duration syncTimeout) {
         return firstSyncAt != null
+                || takesOver
                 || Duration.between(startedAt, clock.instant()).compareTo(syncTimeout) >= 0;
+    }
+
+    /**
+     * This watcher replaces {@code previous} (a configuration edit restarted it): when that one had synced, its state
+     * is still served, so this one counts as ready while it resyncs.
+     */
+    public void takeOverFrom(RegistryStatus previous) {
+        if (previous != null && previous.registry.equals(registry) && (previous.hasSynced() || previous.takesOver)) {
+            takesOver = true;
+        }
+    }
+
+    /** True while a restarted watcher resyncs and its predecessor's state is served. */
+    public boolean resyncing() {
+        return takesOver && firstSyncAt == null;
     }
 
     public String lastError() {

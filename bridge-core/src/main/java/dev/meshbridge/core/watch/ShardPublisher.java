@@ -1,8 +1,10 @@
 package dev.meshbridge.core.watch;
 
 import dev.meshbridge.core.config.HostNamePolicy;
+import dev.meshbridge.core.config.RemovalPolicy;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.spi.EventSink;
 import dev.meshbridge.core.spi.RegistryEvent;
@@ -10,9 +12,14 @@ import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistrySynced;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,27 +31,52 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Where every change a watcher makes leaves it: the one component between a watcher's own view of its registry and
- * the aggregator. Used on the watcher's owner thread only.
+ * the aggregator, and the one place where the bridge decides when something that left a registry leaves the catalog.
+ * Used on the watcher's owner thread only.
  *
  * <p>Contract:
  *
  * <ol>
- *   <li>the watcher hands in the <em>full</em> current endpoint list of a service ({@link #upsert}), or that it is gone
+ *   <li>the watcher hands in the <em>full</em> current endpoint list of a service ({@link #upsert}; an empty list
+ *       means the registry still knows the service but it has no instance), or that the registry no longer has it
  *       ({@link #remove}), as often as it likes; only what differs from what was last sent leaves (the last-sent
  *       diff), so a resync after a reconnect sends only real changes;
- *   <li>an IPv6 literal loses its brackets; an endpoint whose address is a host name is resolved here, per the registry's {@link HostNamePolicy}: sent
- *       with its address once the name resolves, left out and reported per instance while it does not (or always,
- *       with {@code skip}); when a name's address changes, every service using it is sent again;
+ *   <li>an IPv6 literal loses its brackets; an endpoint whose address is a host name is resolved here, per the
+ *       registry's {@link HostNamePolicy}: sent with its address once the name resolves, left out and reported per
+ *       instance while it does not (or always, with {@code skip}); when a name's address changes, every service using
+ *       it is sent again;
  *   <li>two endpoints that resolve to the same address and ports are one, by the {@link Duplicates} rule;
- *   <li>a service left with no endpoint is sent as a {@link ServiceRemoval} (the registry's empty-service policy
- *       decides what that means);
- *   <li>{@link #synced()} sends {@link RegistrySynced} with every service currently sent;
+ *   <li>additions and changes leave at once; an endpoint that left is still sent for the re-registration window
+ *       ({@link RemovalPolicy#reregistrationWindow()}) and never leaves when it comes back within it; a service the
+ *       registry no longer has leaves the same way, as a {@link ServiceRemoval}; a service left with no instance is
+ *       sent with no endpoints (its host, cluster and ServiceEntry stay while the registry knows the service);
+ *   <li>after {@link #warmUp} (a reconnect, a server restart) no removal leaves for the warm-up period; then the
+ *       watcher's full read ({@link #onFullRead}) runs, and once it ends with {@link #synced()} the removals that are
+ *       still real leave (subject to 6);
+ *   <li>removals that would take away more than the guard's share of the registry's endpoints, or of one service's,
+ *       within the guard's window are held (the deletion guard): the last state stays, {@link RegistryStatus#guard}
+ *       shows what is held, and they leave when the registry has been stable for the guard's {@code
+ *       releaseWhenStableFor} or on {@link #release()}; endpoints that come back leave the held set;
+ *   <li>{@link #synced()} sends {@link RegistrySynced} with every service currently sent (held ones included);
  *   <li>nothing is sent once the watcher is closed.
  * </ol>
  */
 public final class ShardPublisher {
 
     private static final Logger log = LoggerFactory.getLogger(ShardPublisher.class);
+    private static final int MAX_RECENT = 100_000;
+
+    private enum Phase {
+        NORMAL,
+        WARMING,
+        RECONCILING
+    }
+
+    /** An endpoint that left the registry and is still sent, since when. */
+    private record Departure(Endpoint endpoint, long since) {}
+
+    /** Endpoints removed at one time, for the guard's window. */
+    private record Removed(long at, ServiceKey key, int endpoints) {}
 
     private final String registry;
     private final EventSink sink;
@@ -52,14 +84,44 @@ public final class ShardPublisher {
     private final HostNamePolicy policy;
     private final HostResolver resolver;
     private final BooleanSupplier open;
+    private final SerialExecutor loop;
+    private final long windowNanos;
+    private final Duration warmUpPeriod;
+    private final RemovalPolicy.Guard guardPolicy;
+
     private final Map<ServiceKey, ServiceUpsert> given = new HashMap<>();
+    private final Map<ServiceKey, ServiceUpsert> targets = new HashMap<>();
     private final Map<ServiceKey, ServiceUpsert> sent = new HashMap<>();
+    private final Map<ServiceKey, Map<String, Departure>> departed = new HashMap<>();
+    private final Map<ServiceKey, Long> gone = new HashMap<>();
     private final Map<String, Set<ServiceKey>> byName = new HashMap<>();
     private final Map<ServiceKey, Set<String>> namesOf = new HashMap<>();
+    private final ArrayDeque<Removed> recent = new ArrayDeque<>();
+    private long sentEndpoints;
+
+    private Phase phase = Phase.NORMAL;
+    private Ticker.Cancellable warmTimer = Ticker.Cancellable.NONE;
+    private String warmReason;
+    private Runnable fullRead;
+    private Ticker.Cancellable settleTimer = Ticker.Cancellable.NONE;
+    private long settleDue = Long.MAX_VALUE;
+    private boolean settleQueued;
+    private long lastChange;
+
+    private boolean registryTripped;
+    private final Set<ServiceKey> trippedServices = new HashSet<>();
+    private Instant trippedAt;
+    private long trippedNanos;
+    private String releaseReason;
+    private int lastSettleRemoved;
+    private int lastSettleServices;
 
     /**
      * @param resolver resolves host names (null with {@link HostNamePolicy.Mode#SKIP})
      * @param open false once the watcher is closing: nothing more is sent
+     * @param loop the watcher's owner thread, where delayed decisions run
+     * @param removals the registry's removal rules
+     * @param warmUp the warm-up in force (the configured one, else the registry type's default)
      */
     public ShardPublisher(
             String registry,
@@ -67,32 +129,85 @@ public final class ShardPublisher {
             RegistryStatus status,
             HostNamePolicy policy,
             HostResolver resolver,
-            BooleanSupplier open) {
+            BooleanSupplier open,
+            SerialExecutor loop,
+            RemovalPolicy removals,
+            Duration warmUp) {
         this.registry = registry;
         this.sink = sink;
         this.status = status;
         this.policy = policy;
         this.resolver = resolver;
         this.open = open;
+        this.loop = loop;
+        this.windowNanos = removals.reregistrationWindow().toNanos();
+        this.warmUpPeriod = warmUp;
+        this.guardPolicy = removals.guard();
+        this.lastChange = loop.nanoTime();
     }
 
-    /** The full current endpoint list of one service; sent when it differs from what was sent before. */
+    // ------------------------------------------------------------------ what the watcher hands in
+
+    /** The full current endpoint list of one service (empty: no instance now); sent when it differs. */
     public void upsert(ServiceUpsert u) {
-        given.put(u.key(), u);
+        ServiceUpsert before = given.put(u.key(), u);
+        if (!u.equals(before)) lastChange = loop.nanoTime();
         publish(u.key());
     }
 
-    /** The service has no instances any more (or is no longer watched). */
+    /** The registry no longer has the service (or it is no longer watched). */
     public void remove(ServiceKey key) {
-        given.remove(key);
+        if (given.remove(key) != null) lastChange = loop.nanoTime();
         index(key, Set.of());
-        if (sent.remove(key) != null) emit(new ServiceRemoval(key));
+        publish(key);
     }
 
-    /** A full sync is complete: tells the aggregator every service this registry has now. */
+    /**
+     * A full sync is complete: tells the aggregator every service this registry has now. When it is the full read
+     * that ends a warm-up, the removals held meanwhile are decided first.
+     */
     public void synced() {
+        if (phase == Phase.RECONCILING) endWarmUp();
         emit(new RegistrySynced(registry, Set.copyOf(sent.keySet())));
     }
+
+    /**
+     * The watcher reconnected, or found that its server restarted: from now on and for the warm-up period no removal
+     * leaves; then the full read runs. Does nothing with a zero warm-up, or before anything was sent.
+     *
+     * @param why what happened, for the log (e.g. {@code reconnected}, {@code server restarted})
+     */
+    public void warmUp(String why) {
+        if (warmUpPeriod.isZero() || sent.isEmpty()) return;
+        boolean already = phase == Phase.WARMING;
+        phase = Phase.WARMING;
+        warmReason = why;
+        warmTimer.cancel();
+        warmTimer = loop.schedule(warmUpPeriod, this::warmUpOver);
+        status.warmingUntil(loop.ticker().clock().instant().plus(warmUpPeriod));
+        if (!already) {
+            log.info(
+                    "registry={} {}: removals are held for {} s while clients re-register; additions and changes"
+                            + " apply at once",
+                    registry,
+                    why,
+                    warmUpPeriod.toSeconds());
+        }
+    }
+
+    /** How the watcher reads its registry in full at the end of a warm-up; it must end with {@link #synced()}. */
+    public void onFullRead(Runnable read) {
+        this.fullRead = read;
+    }
+
+    /** An operator lets the deletion guard's held removals go (on the owner thread). */
+    public void release() {
+        if (!guarded()) return;
+        releaseReason = "released by an operator";
+        settle(true);
+    }
+
+    // ------------------------------------------------------------------ views
 
     /** The services sent and not removed since. */
     public Set<ServiceKey> services() {
@@ -109,6 +224,18 @@ public final class ShardPublisher {
         return given.get(key);
     }
 
+    /** True while removals are held after a reconnect. */
+    public boolean warmingUp() {
+        return phase != Phase.NORMAL;
+    }
+
+    /** Endpoints that left the registry and are still sent (re-registration window, warm-up or guard). */
+    public int heldEndpoints() {
+        int n = 0;
+        for (Map<String, Departure> d : departed.values()) n += d.size();
+        return n;
+    }
+
     /** Called (on the owner thread) when a host name's address changed: its services are sent again. */
     public void hostNameChanged(String name) {
         Set<ServiceKey> keys = byName.get(name);
@@ -118,20 +245,369 @@ public final class ShardPublisher {
         }
     }
 
+    /** Counts for debugging: services given, sent, held endpoints and host names in use. */
+    public Map<String, Integer> counts() {
+        Map<String, Integer> m = new LinkedHashMap<>();
+        m.put("given", given.size());
+        m.put("sent", sent.size());
+        m.put("heldEndpoints", heldEndpoints());
+        m.put("goneServicesHeld", gone.size());
+        m.put("hostNames", byName.size());
+        return m;
+    }
+
+    // ------------------------------------------------------------------ deciding what leaves
+
     private void publish(ServiceKey key) {
-        ServiceUpsert u = resolved(given.get(key));
-        ServiceUpsert previous = sent.get(key);
-        if (u.endpoints().isEmpty()) {
-            if (previous != null) {
+        ServiceUpsert g = given.get(key);
+        ServiceUpsert target = g == null ? null : resolved(g);
+        if (target == null) targets.remove(key);
+        else targets.put(key, target);
+        ServiceUpsert prev = sent.get(key);
+        if (prev == null) {
+            departed.remove(key);
+            gone.remove(key);
+            // a service never sent (or already removed) is sent once it has an endpoint
+            if (target != null && !target.endpoints().isEmpty()) send(key, target);
+            return;
+        }
+        long now = loop.nanoTime();
+        Set<String> present = new HashSet<>();
+        if (target != null) {
+            for (Endpoint e : target.endpoints()) present.add(Duplicates.identity(e));
+        }
+        Map<String, Departure> dep = departed.get(key);
+        if (dep != null) dep.keySet().removeIf(present::contains);
+        for (Endpoint e : prev.endpoints()) {
+            String id = Duplicates.identity(e);
+            if (present.contains(id)) continue;
+            if (dep == null) {
+                dep = new LinkedHashMap<>();
+                departed.put(key, dep);
+            }
+            dep.putIfAbsent(id, new Departure(e, now));
+        }
+        if (dep != null && dep.isEmpty()) departed.remove(key);
+        if (target == null) gone.putIfAbsent(key, now);
+        else gone.remove(key);
+        compose(key);
+        if (departed.containsKey(key) || gone.containsKey(key)) requestSettle(now + windowNanos);
+        if (guarded()) showGuard();
+    }
+
+    /** Sends the service as it is served now: the registry's endpoints plus those still held. */
+    private void compose(ServiceKey key) {
+        ServiceUpsert target = targets.get(key);
+        ServiceUpsert prev = sent.get(key);
+        Map<String, Departure> dep = departed.getOrDefault(key, Map.of());
+        if (target == null && dep.isEmpty() && !gone.containsKey(key)) {
+            if (prev != null) {
                 sent.remove(key);
+                sentEndpoints -= prev.endpoints().size();
                 emit(new ServiceRemoval(key));
             }
             return;
         }
+        ServiceUpsert shape = target != null ? target : prev;
+        if (dep.isEmpty()) {
+            send(key, target != null ? target : withEndpoints(prev, List.of(), prev.ports()));
+            return;
+        }
+        List<ServicePort> ports = new ArrayList<>(shape.ports());
+        Set<String> names = new HashSet<>();
+        for (ServicePort p : ports) names.add(p.name());
+        List<Endpoint> endpoints = new ArrayList<>(target == null ? List.of() : target.endpoints());
+        for (Departure d : dep.values()) {
+            boolean usable = true;
+            for (String portName : d.endpoint().ports().keySet()) {
+                if (names.contains(portName)) continue;
+                ServicePort old = prev == null ? null : port(prev, portName);
+                if (old == null) {
+                    usable = false;
+                    break;
+                }
+                ports.add(old);
+                names.add(portName);
+            }
+            if (usable) endpoints.add(d.endpoint());
+        }
+        endpoints.sort(Comparator.naturalOrder());
+        send(key, withEndpoints(shape, endpoints, ports));
+    }
+
+    private static ServicePort port(ServiceUpsert u, String name) {
+        for (ServicePort p : u.ports()) {
+            if (p.name().equals(name)) return p;
+        }
+        return null;
+    }
+
+    private static ServiceUpsert withEndpoints(ServiceUpsert u, List<Endpoint> endpoints, List<ServicePort> ports) {
+        return new ServiceUpsert(u.key(), u.host(), ports, endpoints, u.labels());
+    }
+
+    private void send(ServiceKey key, ServiceUpsert u) {
+        ServiceUpsert previous = sent.get(key);
         if (u.equals(previous)) return;
         sent.put(key, u);
+        sentEndpoints += u.endpoints().size()
+                - (previous == null ? 0 : previous.endpoints().size());
         emit(u);
     }
+
+    /** Makes sure {@link #settle} runs at {@code due} (ticker time), after the current task at the earliest. */
+    private void requestSettle(long due) {
+        if (phase != Phase.NORMAL) return; // the end of the warm-up decides
+        long now = loop.nanoTime();
+        if (due - now <= 0) {
+            if (!settleQueued) {
+                settleQueued = true;
+                loop.execute(() -> {
+                    settleQueued = false;
+                    settle(false);
+                });
+            }
+            return;
+        }
+        if (due >= settleDue) return;
+        settleTimer.cancel();
+        settleDue = due;
+        settleTimer = loop.schedule(Duration.ofNanos(due - now), () -> {
+            settleDue = Long.MAX_VALUE;
+            settleTimer = Ticker.Cancellable.NONE;
+            settle(false);
+        });
+    }
+
+    /**
+     * Decides the removals that are due: past their re-registration window, not in a warm-up. The deletion guard
+     * holds them when they are too many, unless {@code release} (an operator, or a stable registry) lets them go.
+     */
+    private void settle(boolean release) {
+        if (!open.getAsBoolean() || phase != Phase.NORMAL) return;
+        long now = loop.nanoTime();
+        long nextDue = Long.MAX_VALUE;
+        Map<ServiceKey, Integer> dueByKey = new LinkedHashMap<>();
+        int due = 0;
+        for (Map.Entry<ServiceKey, Map<String, Departure>> e : departed.entrySet()) {
+            int n = 0;
+            for (Departure d : e.getValue().values()) {
+                long at = d.since() + windowNanos;
+                if (at - now <= 0) n++;
+                else nextDue = Math.min(nextDue, at);
+            }
+            if (n > 0) {
+                dueByKey.put(e.getKey(), n);
+                due += n;
+            }
+        }
+        for (Map.Entry<ServiceKey, Long> e : gone.entrySet()) {
+            long at = e.getValue() + windowNanos;
+            if (at - now <= 0) dueByKey.putIfAbsent(e.getKey(), 0);
+            else nextDue = Math.min(nextDue, at);
+        }
+        pruneRecent(now);
+        boolean stable = guardPolicy.releaseWhenStableFor().isPositive()
+                && now - stableSince() >= guardPolicy.releaseWhenStableFor().toNanos();
+        if (guarded() && !release && stable) {
+            release = true;
+            releaseReason = "the registry has been stable for "
+                    + guardPolicy.releaseWhenStableFor().toSeconds() + " s";
+        }
+        Set<ServiceKey> held = new HashSet<>();
+        if (!release && guardPolicy.enabled() && !dueByKey.isEmpty()) {
+            long recentAll = 0;
+            Map<ServiceKey, Long> recentBy = new HashMap<>();
+            for (Removed r : recent) {
+                recentAll += r.endpoints();
+                recentBy.merge(r.key(), (long) r.endpoints(), Long::sum);
+            }
+            long base = sentEndpoints + recentAll;
+            if (registryTripped
+                    || (due > 0
+                            && base >= guardPolicy.minEndpoints()
+                            && due + recentAll > guardPolicy.share() * base)) {
+                registryTripped = true;
+                held.addAll(dueByKey.keySet());
+            } else {
+                for (Map.Entry<ServiceKey, Integer> e : dueByKey.entrySet()) {
+                    ServiceKey k = e.getKey();
+                    ServiceUpsert s = sent.get(k);
+                    long r = recentBy.getOrDefault(k, 0L);
+                    long serviceBase = (s == null ? 0 : s.endpoints().size()) + r;
+                    if (trippedServices.contains(k)
+                            || (e.getValue() > 0
+                                    && serviceBase >= guardPolicy.minServiceEndpoints()
+                                    && e.getValue() + r > guardPolicy.serviceShare() * serviceBase)) {
+                        held.add(k);
+                        trippedServices.add(k);
+                    }
+                }
+            }
+        }
+        int removedEndpoints = 0;
+        int removedServices = 0;
+        for (ServiceKey k : dueByKey.keySet()) {
+            if (held.contains(k)) continue;
+            Map<String, Departure> dep = departed.get(k);
+            int n = 0;
+            if (dep != null) {
+                for (Iterator<Departure> it = dep.values().iterator(); it.hasNext(); ) {
+                    if (it.next().since() + windowNanos - now <= 0) {
+                        it.remove();
+                        n++;
+                    }
+                }
+                if (dep.isEmpty()) departed.remove(k);
+            }
+            Long goneSince = gone.get(k);
+            if (goneSince != null && goneSince + windowNanos - now <= 0 && !departed.containsKey(k)) {
+                gone.remove(k);
+                removedServices++;
+            }
+            if (n > 0) {
+                removedEndpoints += n;
+                recent.add(new Removed(now, k, n));
+            }
+            compose(k);
+        }
+        while (recent.size() > MAX_RECENT) recent.poll();
+        if (release) {
+            recent.clear();
+            registryTripped = false;
+            trippedServices.clear();
+        }
+        trippedServices.retainAll(held);
+        if (held.isEmpty()) registryTripped = false;
+        showGuard();
+        lastSettleRemoved = removedEndpoints;
+        lastSettleServices = removedServices;
+        if (guarded() && guardPolicy.releaseWhenStableFor().isPositive()) {
+            nextDue = Math.min(
+                    nextDue, stableSince() + guardPolicy.releaseWhenStableFor().toNanos());
+        }
+        if (nextDue != Long.MAX_VALUE) requestSettle(Math.max(nextDue, now + 1));
+    }
+
+    /** The guard counts stability from the last change in the registry, and at the earliest from its trip. */
+    private long stableSince() {
+        return guarded() && trippedNanos - lastChange > 0 ? trippedNanos : lastChange;
+    }
+
+    private void pruneRecent(long now) {
+        long oldest = now - guardPolicy.window().toNanos();
+        while (!recent.isEmpty() && recent.peek().at() - oldest < 0) recent.poll();
+    }
+
+    /** True while the deletion guard holds removals. */
+    private boolean guarded() {
+        return registryTripped || !trippedServices.isEmpty();
+    }
+
+    /** Shows what the guard holds on the status (or that it holds nothing any more). */
+    private void showGuard() {
+        if (!guarded()) {
+            if (status.guard() != null) {
+                status.guard(null, releaseReason != null ? releaseReason : "the endpoints came back");
+            }
+            trippedAt = null;
+            releaseReason = null;
+            return;
+        }
+        List<RegistryStatus.HeldService> services = new ArrayList<>();
+        long heldTotal = 0;
+        Set<ServiceKey> keys = new TreeSet<>();
+        if (registryTripped) {
+            keys.addAll(departed.keySet());
+            keys.addAll(gone.keySet());
+        } else {
+            keys.addAll(trippedServices);
+        }
+        for (ServiceKey k : keys) {
+            Map<String, Departure> dep = departed.getOrDefault(k, Map.of());
+            boolean isGone = gone.containsKey(k);
+            if (dep.isEmpty() && !isGone) continue;
+            ServiceUpsert s = sent.get(k);
+            heldTotal += dep.size();
+            services.add(new RegistryStatus.HeldService(
+                    k.toString(),
+                    s == null ? "" : s.host(),
+                    dep.size(),
+                    s == null ? 0 : s.endpoints().size(),
+                    isGone));
+        }
+        if (services.isEmpty()) {
+            registryTripped = false;
+            trippedServices.clear();
+            showGuard();
+            return;
+        }
+        services.sort(Comparator.comparingInt(RegistryStatus.HeldService::vanishing)
+                .reversed()
+                .thenComparing(RegistryStatus.HeldService::service));
+        if (trippedAt == null) {
+            trippedAt = loop.ticker().clock().instant();
+            trippedNanos = loop.nanoTime();
+        }
+        String release = "POST /admin/registries/" + registry + "/release"
+                + (guardPolicy.releaseWhenStableFor().isPositive()
+                        ? ", or by itself once the registry has been stable for "
+                                + guardPolicy.releaseWhenStableFor().toSeconds() + " s"
+                        : " (deletionGuard.releaseWhenStableFor is 0s: only by hand)");
+        int shown = Math.min(services.size(), 20);
+        status.guard(
+                new RegistryStatus.Guard(
+                        trippedAt,
+                        registryTripped ? "registry" : "service",
+                        heldTotal,
+                        sentEndpoints,
+                        services.subList(0, shown),
+                        services.size() - shown,
+                        release),
+                null);
+    }
+
+    // ------------------------------------------------------------------ warm-up
+
+    private void warmUpOver() {
+        if (phase != Phase.WARMING) return;
+        warmTimer = Ticker.Cancellable.NONE;
+        if (fullRead == null) {
+            endWarmUp();
+            return;
+        }
+        phase = Phase.RECONCILING;
+        log.info("registry={} warm-up over: reading the registry in full before removing anything", registry);
+        fullRead.run();
+        // a full read that never ends (the registry went away again) is tried again after another period
+        warmTimer = loop.schedule(warmUpPeriod, () -> {
+            if (phase == Phase.RECONCILING && fullRead != null) fullRead.run();
+        });
+    }
+
+    private void endWarmUp() {
+        phase = Phase.NORMAL;
+        warmTimer.cancel();
+        warmTimer = Ticker.Cancellable.NONE;
+        status.warmingUntil(null);
+        int heldBefore = heldEndpoints();
+        int goneBefore = gone.size();
+        lastSettleRemoved = 0;
+        lastSettleServices = 0;
+        settle(false);
+        log.info(
+                "registry={} warm-up after {} over: {} endpoints and {} services that did not come back were removed"
+                        + "{}",
+                registry,
+                warmReason,
+                lastSettleRemoved,
+                lastSettleServices,
+                heldBefore + goneBefore > lastSettleRemoved + lastSettleServices
+                        ? "; " + heldEndpoints() + " endpoints still held (re-registration window or deletion guard)"
+                        : "");
+    }
+
+    // ------------------------------------------------------------------ host names
 
     /** The upsert with host names replaced by addresses; instances that cannot be addressed are left out. */
     private ServiceUpsert resolved(ServiceUpsert u) {
@@ -206,14 +682,5 @@ public final class ShardPublisher {
         if (!open.getAsBoolean()) return;
         if (log.isDebugEnabled()) log.debug("registry={} event {}", registry, event);
         sink.accept(event);
-    }
-
-    /** Counts for debugging: services given, sent, and host names in use. */
-    public Map<String, Integer> counts() {
-        Map<String, Integer> m = new LinkedHashMap<>();
-        m.put("given", given.size());
-        m.put("sent", sent.size());
-        m.put("hostNames", byName.size());
-        return m;
     }
 }

@@ -4,16 +4,20 @@ import dev.meshbridge.core.config.HostNamePolicy;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.WatcherContext;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
  * The shape every watcher has, in one place: its {@link Lifecycle}, the {@link SerialExecutor} that owns its state
  * (with the injected {@link Ticker}), the {@link HostResolver} for instances registered under host names, and the
- * {@link ShardPublisher} every outgoing change passes through.
+ * {@link ShardPublisher} every outgoing change passes through (with the registry's removal rules: re-registration
+ * window, warm-up after a reconnect, deletion guard).
  *
- * <p>Use: create in the watcher's constructor; {@link #start()} in {@code start()}; in {@code close()}, when {@link
- * #beginClose()} is true, stop the registry client, then {@link #close()}.
+ * <p>Use: create in the watcher's constructor with the type's default warm-up; {@link #start()} in {@code start()};
+ * {@link #reconnected(String)} when the registry is back after an outage or restarted; {@link
+ * ShardPublisher#onFullRead} to say how the registry is read in full; in {@code close()}, when {@link #beginClose()} is
+ * true, stop the registry client, then {@link #close()}.
  */
 public final class WatcherKit implements AutoCloseable {
 
@@ -23,9 +27,14 @@ public final class WatcherKit implements AutoCloseable {
     private final ExecutorService lookups;
     private final HostResolver resolver;
     private final ShardPublisher publisher;
+    private final Duration warmUp;
 
-    /** @param threadName the name of the owner thread, e.g. {@code meshbridge-zk-prod} */
-    public WatcherKit(WatcherContext context, String threadName) {
+    /**
+     * @param threadName the name of the owner thread, e.g. {@code meshbridge-zk-prod}
+     * @param defaultWarmUp the registry type's warm-up, used unless the entry sets {@code warmUp}: long enough for its
+     *     clients to re-register after the server is back (derived from the type's heartbeat or session rules)
+     */
+    public WatcherKit(WatcherContext context, String threadName, Duration defaultWarmUp) {
         this.context = context;
         RegistryConfig config = context.config();
         this.lifecycle = new Lifecycle(config.type() + " watcher " + config.name());
@@ -44,8 +53,31 @@ public final class WatcherKit implements AutoCloseable {
             this.lookups = null;
             this.resolver = null;
         }
+        this.warmUp = config.removals().warmUpOr(defaultWarmUp);
         this.publisher = new ShardPublisher(
-                config.name(), context.events(), context.status(), policy, resolver, lifecycle::isStarted);
+                config.name(),
+                context.events(),
+                context.status(),
+                policy,
+                resolver,
+                lifecycle::isStarted,
+                loop,
+                config.removals(),
+                warmUp);
+        context.status().onRelease(() -> loop.execute(publisher::release));
+    }
+
+    /** The warm-up in force. */
+    public Duration warmUp() {
+        return warmUp;
+    }
+
+    /**
+     * The registry is back after an outage, or its server restarted (call on the owner thread): removals are held for
+     * the warm-up, then the registry is read in full.
+     */
+    public void reconnected(String why) {
+        publisher.warmUp(why);
     }
 
     public void start() {
@@ -99,6 +131,8 @@ public final class WatcherKit implements AutoCloseable {
     @Override
     public void close() {
         lifecycle.close();
+        context.status().onRelease(null);
+        context.status().warmingUntil(null);
         loop.close();
         if (lookups != null) lookups.shutdownNow();
         context.status().stopped();

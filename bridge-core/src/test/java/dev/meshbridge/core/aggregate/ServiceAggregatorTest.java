@@ -74,14 +74,32 @@ class ServiceAggregatorTest {
     }
 
     @Test
-    void upsert_emptyEndpoints_removesServiceUnderDeletePolicy() {
+    void upsert_emptyEndpoints_keepsTheHostWithNoEndpoints_aRemovalRemovesIt() {
         ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
         a.accept(upsert("r1", "web", "web.test", ep("10.0.0.1")));
         a.accept(upsert("r1", "web", "web.test"));
         MeshSnapshot s = a.flushNow().join();
+        assertThat(s.service("web.test").endpoints()).isEmpty();
+        assertThat(s.service("web.test").ports()).isEqualTo(HTTP);
+        assertThat(s.changed()).containsExactly("web.test");
+        assertThat(a.registryCounts()).containsEntry("r1", new ServiceAggregator.RegistryCounts(1, 0));
+
+        a.accept(new ServiceRemoval(key("r1", "web")));
+        s = a.flushNow().join();
         assertThat(s.service("web.test")).isNull();
         assertThat(s.removed()).containsExactly("web.test");
         assertThat(a.registryCounts()).containsEntry("r1", new ServiceAggregator.RegistryCounts(0, 0));
+    }
+
+    @Test
+    void emptyUpsert_underKeepPolicy_keepsLastEndpointsForGrace_thenTheHostStaysWithNone() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.configureRegistry("r1", EmptyServicePolicy.keep(Duration.ofMillis(200)));
+        a.accept(upsert("r1", "web", "web.test", ep("10.0.0.1")));
+        a.accept(upsert("r1", "web", "web.test"));
+        assertThat(a.flushNow().join().service("web.test").endpoints()).hasSize(1);
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> a.flushNow().join().service("web.test").endpoints().isEmpty());
     }
 
     @Test

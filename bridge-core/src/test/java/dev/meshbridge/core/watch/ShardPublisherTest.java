@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.meshbridge.core.config.EmptyServicePolicy;
 import dev.meshbridge.core.config.HostNamePolicy;
 import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.config.RemovalPolicy;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Health;
 import dev.meshbridge.core.model.Protocol;
@@ -48,9 +49,11 @@ class ShardPublisherTest {
                         Duration.ofSeconds(1),
                         new TreeMap<>(),
                         "x")
-                .withHostNames(policy);
+                .withHostNames(policy)
+                .withRemovals(RemovalPolicy.IMMEDIATE);
         status = new RegistryStatus("r", "test");
-        kit = new WatcherKit(new WatcherContext(config, sink, status, new WatcherRuntime(ticker, dns)), "test-loop");
+        kit = new WatcherKit(
+                new WatcherContext(config, sink, status, new WatcherRuntime(ticker, dns)), "test-loop", Duration.ZERO);
         kit.start();
     }
 
@@ -81,7 +84,7 @@ class ShardPublisherTest {
     }
 
     @Test
-    void sameListAgain_sendsNothing_aChangeSendsTheFullList_emptyIsARemoval() {
+    void sameListAgain_sendsNothing_aChangeSendsTheFullList_emptyKeepsTheService_removeRemovesIt() {
         start(HostNamePolicy.DEFAULT);
         onLoop(() -> kit.publisher().upsert(upsert(ep("10.0.0.1"))));
         onLoop(() -> kit.publisher().upsert(upsert(ep("10.0.0.1"))));
@@ -90,7 +93,11 @@ class ShardPublisherTest {
         assertThat(upserts()).hasSize(2);
         assertThat(upserts().get(1).endpoints()).extracting(Endpoint::address).containsExactly("10.0.0.1", "10.0.0.2");
         onLoop(() -> kit.publisher().upsert(upsert()));
+        onLoop(() -> {});
+        assertThat(upserts()).last().satisfies(u -> assertThat(u.endpoints()).isEmpty());
+        assertThat(sink.events(ServiceRemoval.class)).isEmpty();
         onLoop(() -> kit.publisher().remove(KEY));
+        onLoop(() -> {});
         assertThat(sink.events(ServiceRemoval.class)).hasSize(1);
         onLoop(() -> kit.publisher().synced());
         assertThat(sink.events(RegistrySynced.class))
