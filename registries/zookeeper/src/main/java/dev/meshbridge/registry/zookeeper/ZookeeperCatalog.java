@@ -33,7 +33,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
-import java.util.function.LongSupplier;
 import org.apache.zookeeper.Watcher.Event.EventType;
 
 /**
@@ -88,9 +87,6 @@ final class ZookeeperCatalog {
 
     private record MappingRef(String root, String iface) {}
 
-    /** An instance whose znode is gone, kept until its re-registration window is over. */
-    private record Departure(Child child, String id) {}
-
     private static final class Root {
         final String path;
         final Map<String, Child> children = new HashMap<>();
@@ -129,19 +125,13 @@ final class ZookeeperCatalog {
     private final Map<String, Set<MappingRef>> mappingsByApp = new HashMap<>();
     private final Set<Child> dirty = new LinkedHashSet<>();
     private final Set<MappingRef> dirtyMappings = new LinkedHashSet<>();
-    private final Map<Departure, Long> departing = new LinkedHashMap<>();
     /** The config center's configurator rules, by root and key ({@code <iface>:<version>:<group>.configurators}). */
     private final Map<String, Map<String, List<DubboOverrides.Rule>>> configRules = new HashMap<>();
 
-    private final long reregistrationNanos;
-    private final LongSupplier nanoTime;
-
-    ZookeeperCatalog(RegistryConfig config, ZookeeperOptions options, RegistryStatus status, LongSupplier nanoTime) {
+    ZookeeperCatalog(RegistryConfig config, ZookeeperOptions options, RegistryStatus status) {
         this.config = config;
         this.options = options;
         this.status = status;
-        this.nanoTime = nanoTime;
-        this.reregistrationNanos = options.reregistrationWindow().toNanos();
         this.parser = new LeafParser(status);
         for (String r : options.servicesPaths()) roots.put(r, new Root(r));
         try {
@@ -207,7 +197,6 @@ final class ZookeeperCatalog {
         }
         for (String id : names) {
             if (DUBBO_CATEGORIES.contains(id)) continue;
-            instanceBack(c, id);
             c.instances.putIfAbsent(id, Leaf.Unusable.PENDING);
             next.accept(ZnodeRead.readInstance(rootPath, name, id));
         }
@@ -259,7 +248,6 @@ final class ZookeeperCatalog {
         }
         Child c = child(root, name);
         if (c == null || c.kind != Kind.SERVICE) return;
-        instanceBack(c, id);
         Leaf leaf = parser.instance(ZnodeRead.join(ZnodeRead.join(rootPath, name), id), data);
         Leaf old = c.instances.get(id);
         // garbage written over a good instance does not take it away: the last good value stays
@@ -432,48 +420,15 @@ final class ZookeeperCatalog {
         return new Endpoint(e.address(), e.ports(), weight, enabled, e.health(), e.labels(), e.locality());
     }
 
-    // ------------------------------------------------------------------ departing instances
+    // ------------------------------------------------------------------ instances that go
 
     /**
-     * An x-discovery instance znode is gone. A good instance stays for the re-registration window (curator x-discovery
-     * deletes and re-creates every instance after each reconnect of its client); any other leaves at once.
+     * An x-discovery instance znode is gone. It leaves the watcher's copy at once; the kit's publisher keeps serving
+     * it for the re-registration window (curator x-discovery deletes and re-creates every instance after each
+     * reconnect of its client, Dubbo re-creates its provider znodes after a new session).
      */
     private void instanceGone(Child c, String id) {
-        Leaf old = c.instances.get(id);
-        if (old == null) return;
-        if (old instanceof Leaf.Instance && reregistrationNanos > 0) {
-            departing.putIfAbsent(new Departure(c, id), nanoTime.getAsLong() + reregistrationNanos);
-            return;
-        }
-        c.instances.remove(id);
-        departing.remove(new Departure(c, id));
-        markDirty(c);
-    }
-
-    /** The instance znode exists (again). */
-    private void instanceBack(Child c, String id) {
-        if (!departing.isEmpty()) departing.remove(new Departure(c, id));
-    }
-
-    /**
-     * Removes the departing instances whose window is over.
-     *
-     * @return nanoseconds until the next one is due, or -1 when none is left
-     */
-    long expireDepartures() {
-        long now = nanoTime.getAsLong();
-        for (Iterator<Map.Entry<Departure, Long>> it = departing.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<Departure, Long> e = it.next();
-            if (e.getValue() - now > 0) return e.getValue() - now;
-            it.remove();
-            Departure d = e.getKey();
-            if (d.child().instances.remove(d.id()) != null) markDirty(d.child());
-        }
-        return -1;
-    }
-
-    boolean hasDepartures() {
-        return !departing.isEmpty();
+        if (c.instances.remove(id) != null) markDirty(c);
     }
 
     // ------------------------------------------------------------------ watch events
@@ -536,7 +491,6 @@ final class ZookeeperCatalog {
                 if (gone) {
                     instanceGone(c, second);
                 } else {
-                    instanceBack(c, second);
                     c.instances.putIfAbsent(second, Leaf.Unusable.PENDING);
                     next.accept(ZnodeRead.readInstance(rootPath, name, second));
                 }
@@ -602,27 +556,50 @@ final class ZookeeperCatalog {
                 if (m != null && m.mappings.containsKey(iface)) dirtyMappings.add(new MappingRef(r.path, iface));
             }
             Map<ServiceKey, ServiceUpsert> now = c.removed ? Map.of() : derive(c);
-            apply(c.keys, now, out);
+            // a service whose last instance left stays (with no endpoints) while its znode is there
+            c.keys = apply(c.keys, now, out, !c.removed);
             n += now.size();
-            c.keys = now.isEmpty() ? Set.of() : Set.copyOf(now.keySet());
         }
         dirty.clear();
         for (MappingRef ref : dirtyMappings) {
             ServiceKey key = new ServiceKey(
                     ZookeeperWatcherProvider.TYPE, config.name(), DUBBO_MAPPING_NS + ref.root(), "", ref.iface(), "");
             ServiceUpsert u = deriveMapping(key, ref);
-            apply(Set.of(key), u == null ? Map.of() : Map.of(key, u), out);
+            apply(Set.of(key), u == null ? Map.of() : Map.of(key, u), out, mappedWithoutProviders(ref));
             if (u != null) n++;
         }
         dirtyMappings.clear();
         return n;
     }
 
-    private static void apply(Set<ServiceKey> before, Map<ServiceKey, ServiceUpsert> now, ShardPublisher out) {
+    /**
+     * Hands the services to the publisher; one that was there before and is not now is sent with no endpoints when
+     * {@code known} (the registry still has it), else removed.
+     *
+     * @return the services the registry has now, emptied ones included
+     */
+    private static Set<ServiceKey> apply(
+            Set<ServiceKey> before, Map<ServiceKey, ServiceUpsert> now, ShardPublisher out, boolean known) {
+        Set<ServiceKey> kept = new HashSet<>(now.keySet());
         for (ServiceKey k : before) {
-            if (!now.containsKey(k)) out.remove(k);
+            if (now.containsKey(k)) continue;
+            ServiceUpsert last = known ? out.lastGiven(k) : null;
+            if (last != null) {
+                out.upsert(new ServiceUpsert(k, last.host(), last.ports(), List.of(), last.labels()));
+                kept.add(k);
+            } else {
+                out.remove(k);
+            }
         }
         now.values().forEach(out::upsert);
+        return kept.isEmpty() ? Set.of() : Set.copyOf(kept);
+    }
+
+    /** The mapping still names applications for the interface, which has no interface-level providers here. */
+    private boolean mappedWithoutProviders(MappingRef ref) {
+        Child m = roots.get(ref.root()).children.get(MAPPING);
+        List<String> apps = m == null ? null : m.mappings.get(ref.iface());
+        return apps != null && !apps.isEmpty() && !hasInterfaceProviders(ref.iface());
     }
 
     private Map<ServiceKey, ServiceUpsert> derive(Child c) {
@@ -832,7 +809,6 @@ final class ZookeeperCatalog {
 
     private void markRemoved(Child c) {
         c.removed = true;
-        departing.keySet().removeIf(d -> d.child() == c);
         if (c.kind == Kind.CONFIG) {
             Map<String, List<DubboOverrides.Rule>> rules = configRules.remove(c.root.path);
             if (rules != null) rules.keySet().forEach(this::markRuleUsers);

@@ -25,8 +25,6 @@ import org.apache.zookeeper.common.PathUtils;
  * @param sessionTimeout ZooKeeper session timeout asked for
  * @param connectionTimeout how long one connection attempt may take
  * @param maxResponseBytes the largest response accepted from ZooKeeper (the client's {@code jute.maxbuffer})
- * @param reregistrationWindow how long an x-discovery instance whose znode went away is kept, in case it comes back
- *     (curator x-discovery deletes and re-creates its instances after every reconnect); zero removes at once
  * @param dubboInterfaceHost host template of Dubbo interfaces (and of interfaces found through the mapping)
  * @param dubboApplicationHost host template of Dubbo applications
  * @param springCloudHost host template of Spring Cloud (curator x-discovery) services
@@ -41,7 +39,6 @@ public record ZookeeperOptions(
         Duration sessionTimeout,
         Duration connectionTimeout,
         int maxResponseBytes,
-        Duration reregistrationWindow,
         HostTemplate dubboInterfaceHost,
         HostTemplate dubboApplicationHost,
         HostTemplate springCloudHost,
@@ -51,7 +48,6 @@ public record ZookeeperOptions(
     public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(60);
     public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(15);
     public static final int DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-    public static final Duration DEFAULT_REREGISTRATION_WINDOW = Duration.ofMillis(500);
 
     /**
      * Default host of a Spring Cloud service: the service, then the root path (dashes for slashes), then {@code
@@ -69,7 +65,6 @@ public record ZookeeperOptions(
             throw new IllegalArgumentException("username and password go together");
         Objects.requireNonNull(sessionTimeout, "sessionTimeout");
         Objects.requireNonNull(connectionTimeout, "connectionTimeout");
-        Objects.requireNonNull(reregistrationWindow, "reregistrationWindow");
         Objects.requireNonNull(dubboInterfaceHost, "dubboInterfaceHost");
         Objects.requireNonNull(dubboApplicationHost, "dubboApplicationHost");
         Objects.requireNonNull(springCloudHost, "springCloudHost");
@@ -85,7 +80,6 @@ public record ZookeeperOptions(
                 DEFAULT_SESSION_TIMEOUT,
                 DEFAULT_CONNECTION_TIMEOUT,
                 DEFAULT_MAX_RESPONSE_BYTES,
-                DEFAULT_REREGISTRATION_WINDOW,
                 DubboNaming.interfaceTemplate(null),
                 DubboNaming.applicationTemplate(null),
                 springCloudTemplate(null),
@@ -177,11 +171,6 @@ public record ZookeeperOptions(
         }
         int maxResponse =
                 entry.integer("maxResponseBytes", DEFAULT_MAX_RESPONSE_BYTES, 1024 * 1024, Integer.MAX_VALUE / 2);
-        Duration window = entry.duration("reregistrationWindow", DEFAULT_REREGISTRATION_WINDOW);
-        if (window.compareTo(Duration.ofMinutes(1)) > 0) {
-            entry.problem("reregistrationWindow", "expected 0s..1m, got " + text(window));
-            window = DEFAULT_REREGISTRATION_WINDOW;
-        }
 
         HostTemplate iface = template(entry, "dubboInterfaceHostTemplate", DubboNaming::interfaceTemplate);
         HostTemplate app = template(entry, "dubboApplicationHostTemplate", DubboNaming::applicationTemplate);
@@ -200,7 +189,6 @@ public record ZookeeperOptions(
                 session,
                 connection,
                 maxResponse,
-                window,
                 iface,
                 app,
                 spring,

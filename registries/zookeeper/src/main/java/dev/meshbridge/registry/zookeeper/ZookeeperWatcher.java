@@ -47,7 +47,8 @@ import org.slf4j.LoggerFactory;
  *       lists and reads every instance, with at most {@value #MAX_IN_FLIGHT} reads in flight; it sends nothing until
  *       it is complete, then only what differs from before, then {@link RegistrySynced};
  *   <li>a root that cannot be watched is retried with jittered backoff on the kit's ticker;
- *   <li>while the connection is down nothing is sent, so the catalog keeps the last known state;
+ *   <li>while the connection is down nothing is sent, so the catalog keeps the last known state; after a reconnect
+ *       (or a new session) the kit's warm-up holds removals while clients re-register, then a full sync decides;
  *   <li>a malformed znode is skipped and reported on the {@link RegistryStatus}; nothing stops the watcher.
  * </ol>
  */
@@ -80,7 +81,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     private boolean syncing;
     private boolean connected;
     private boolean flushQueued;
-    private boolean expiryScheduled;
+    private boolean sessionLost;
     private long syncStartedNanos;
 
     ZookeeperWatcher(RegistryConfig config, ZookeeperOptions options, WatcherContext context) {
@@ -88,9 +89,10 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         this.options = options;
         this.status = context.status();
         this.connectString = String.join(",", config.addresses()) + options.chroot();
-        this.kit = new WatcherKit(context, "meshbridge-zk-" + config.name());
+        this.kit = new WatcherKit(context, "meshbridge-zk-" + config.name(), defaultWarmUp(options));
         this.publisher = kit.publisher();
-        this.catalog = new ZookeeperCatalog(config, options, status, kit.ticker()::nanoTime);
+        publisher.onFullRead(this::startSync);
+        this.catalog = new ZookeeperCatalog(config, options, status);
         for (String root : options.servicesPaths()) {
             rootWatchers.put(root, event -> enqueue(() -> onWatchEvent(root, event)));
         }
@@ -137,6 +139,16 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         log.info("registry={} type=zookeeper stopped", config.name());
     }
 
+    /**
+     * The warm-up after a reconnect: a client whose session could not be kept loses its ephemeral znodes up to one
+     * session timeout after the server is back, then re-registers at once (Dubbo on its new session, curator
+     * x-discovery on reconnect); Dubbo's and Curator's default session timeout is 60 s, as is the watcher's. So: the
+     * watcher's session timeout plus 30 s.
+     */
+    static Duration defaultWarmUp(ZookeeperOptions options) {
+        return options.sessionTimeout().plusSeconds(30);
+    }
+
     /** The Curator client (for tests that expire its session). */
     CuratorFramework client() {
         return client;
@@ -155,10 +167,21 @@ public final class ZookeeperWatcher implements RegistryWatcher {
             case CONNECTED, RECONNECTED, READ_ONLY -> {
                 connected = true;
                 status.connected();
+                if (newState == ConnectionState.RECONNECTED || sessionLost) {
+                    // clients whose sessions expired meanwhile re-register over the next seconds
+                    kit.reconnected(
+                            sessionLost
+                                    ? "ZooKeeper session lost and renewed (server restart or long outage)"
+                                    : "reconnected to ZooKeeper");
+                }
+                sessionLost = false;
                 startSync();
             }
             case SUSPENDED -> lostConnection("connection to " + connectString + " suspended");
-            case LOST -> lostConnection("ZooKeeper session lost (" + connectString + ")");
+            case LOST -> {
+                sessionLost = true;
+                lostConnection("ZooKeeper session lost (" + connectString + ")");
+            }
         }
     }
 
@@ -185,6 +208,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     }
 
     private void startSync() {
+        if (!connected) return; // the reconnect starts one
         newEpoch();
         syncing = true;
         syncStartedNanos = kit.ticker().nanoTime();
@@ -323,26 +347,12 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     }
 
     private void afterResult() {
-        if (!expiryScheduled && catalog.hasDepartures()) {
-            expiryScheduled = true;
-            kit.loop().schedule(options.reregistrationWindow(), this::expireDepartures);
-        }
         if (syncing) {
             if (pending == 0) finishSync();
         } else if (catalog.hasChanges() && !flushQueued) {
             flushQueued = true;
             enqueue(this::flush);
         }
-    }
-
-    private void expireDepartures() {
-        expiryScheduled = false;
-        long next = catalog.expireDepartures();
-        if (next >= 0) {
-            expiryScheduled = true;
-            kit.loop().schedule(Duration.ofNanos(next), this::expireDepartures);
-        }
-        afterResult();
     }
 
     private void finishSync() {

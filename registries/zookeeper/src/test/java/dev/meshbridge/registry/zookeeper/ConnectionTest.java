@@ -97,7 +97,7 @@ class ConnectionTest {
         dubbo.register(grows);
         dubbo.register(goes);
         try (TcpProxy proxy = new TcpProxy(zk.port());
-                WatcherHarness h = WatcherHarness.start(proxy.address(), "sessionTimeout: 20s")) {
+                WatcherHarness h = WatcherHarness.start(proxy.address(), "sessionTimeout: 20s", "warmUp: 0s")) {
             h.awaitService("org.demo.goes.dubbo", s -> true);
             h.awaitSyncs(1);
             MeshSnapshot before = h.snapshot();
@@ -118,17 +118,18 @@ class ConnectionTest {
 
             proxy.restore();
             h.awaitSyncs(2);
+            // with no warm-up, what left meanwhile leaves after the re-registration window
+            h.awaitService("org.demo.goes.dubbo", s -> s.endpoints().isEmpty());
             MeshSnapshot after = h.snapshot();
             assertThat(after.service("org.demo.grows.dubbo").endpoints())
                     .extracting(Endpoint::address)
                     .containsExactly("10.0.7.2", "10.0.7.4");
-            assertThat(after.service("org.demo.goes.dubbo")).isNull();
             assertThat(after.service("late.services.zookeeper")).isNotNull();
             assertThat(after.service("org.demo.kept.dubbo").version())
                     .isEqualTo(before.service("org.demo.kept.dubbo").version());
             assertThat(changesAfter(h, seen))
                     .extracting(ConnectionTest::describe)
-                    .containsExactlyInAnyOrder("upsert org.demo.Grows", "removal org.demo.Goes", "upsert late");
+                    .containsExactlyInAnyOrder("upsert org.demo.Grows", "emptied org.demo.Goes", "upsert late");
             assertThat(h.status.state()).isEqualTo(RegistryStatus.State.UP);
         }
     }
@@ -184,7 +185,8 @@ class ConnectionTest {
 
     private static String describe(RegistryEvent e) {
         return switch (e) {
-            case ServiceUpsert u -> "upsert " + u.key().name();
+            case ServiceUpsert u ->
+                (u.endpoints().isEmpty() ? "emptied " : "upsert ") + u.key().name();
             case ServiceRemoval r -> "removal " + r.key().name();
             case RegistrySynced s -> "synced";
         };

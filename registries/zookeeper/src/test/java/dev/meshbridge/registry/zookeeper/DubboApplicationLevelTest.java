@@ -117,8 +117,11 @@ class DubboApplicationLevelTest {
     }
 
     @Test
-    void providerStops_itsHostsLeaveTheCatalog() throws Exception {
-        try (WatcherHarness h = WatcherHarness.start(zk.address())) {
+    void providerStops_itsEndpointsLeaveTheCatalog_itsHostStaysEmpty() throws Exception {
+        String mapping = "/dubbo/mapping/" + GREETER;
+        try (WatcherHarness h = WatcherHarness.start(zk.address());
+                org.apache.curator.framework.CuratorFramework raw = zk.client()) {
+            byte[] mapped = raw.getData().forPath(mapping);
             h.awaitService("greeter-app.dubbo", s -> true);
             h.awaitService(GREETER.toLowerCase() + ".dubbo", s -> true);
             try (DubboProvider extra = new DubboProvider(
@@ -132,8 +135,11 @@ class DubboApplicationLevelTest {
                 h.awaitService(
                         GREETER.toLowerCase() + ".dubbo", s -> s.endpoints().size() == 2);
             }
-            h.catalog.awaitAbsent("extra-app.dubbo");
+            // the application's node is still there: its host stays, with no endpoints
+            h.awaitService("extra-app.dubbo", s -> s.endpoints().isEmpty());
             h.awaitService(GREETER.toLowerCase() + ".dubbo", s -> s.endpoints().size() == 1);
+            // Dubbo never takes an application out of a mapping; the other tests expect greeter-app alone
+            raw.setData().forPath(mapping, mapped);
         }
     }
 }

@@ -1,8 +1,12 @@
 package dev.meshbridge.registry.zookeeper;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -16,10 +20,12 @@ import org.apache.curator.test.TestingServer;
 public final class ZkServer implements AutoCloseable {
 
     private final TestingServer server;
+    private final Path dataDirectory;
 
     public ZkServer() throws Exception {
+        dataDirectory = Files.createTempDirectory("meshbridge-zk-");
         InstanceSpec spec = new InstanceSpec(
-                null,
+                dataDirectory.toFile(),
                 -1,
                 -1,
                 -1,
@@ -62,6 +68,30 @@ public final class ZkServer implements AutoCloseable {
 
     /** Stops the server and starts it again on the same port with the same data (sessions survive). */
     public void restart() throws Exception {
+        server.restart();
+    }
+
+    /** Stops the server (clients lose their connection and try again). */
+    public void stop() throws Exception {
+        server.stop();
+    }
+
+    /** Starts a stopped server again with its data (sessions come back, each with its full timeout). */
+    public void start() throws Exception {
+        server.restart();
+    }
+
+    /**
+     * Stops the server, empties its data directory and starts it again on the same port: every znode and every
+     * session is gone, as after an ensemble rebuilt from nothing.
+     */
+    public void restartEmpty() throws Exception {
+        server.stop();
+        try (Stream<Path> paths = Files.walk(dataDirectory)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                if (!p.equals(dataDirectory)) Files.delete(p);
+            }
+        }
         server.restart();
     }
 

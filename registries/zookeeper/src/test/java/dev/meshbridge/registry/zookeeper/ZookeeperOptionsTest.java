@@ -69,7 +69,7 @@ class ZookeeperOptionsTest {
         assertThat(o.sessionTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(o.connectionTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(o.maxResponseBytes()).isEqualTo(32 * 1024 * 1024);
-        assertThat(o.reregistrationWindow()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(c.removals().reregistrationWindow()).isEqualTo(Duration.ofSeconds(2));
         assertThat(o.dubboInterfaceHost().render(Map.of("interface", "a.B", "version", "1", "group", "")))
                 .isEqualTo("a.b.1.rpc");
         assertThat(o.dubboApplicationHost().render(Map.of("application", "shop")))
