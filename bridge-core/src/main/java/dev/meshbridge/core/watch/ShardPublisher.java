@@ -155,6 +155,19 @@ public final class ShardPublisher {
         publish(u.key());
     }
 
+    /**
+     * The registry still has the service, with no instance now: it is sent with no endpoints under its last host and
+     * ports (after the re-registration window), so its cluster and ServiceEntry stay.
+     *
+     * @return false when the service was never handed in (nothing to keep)
+     */
+    public boolean empty(ServiceKey key) {
+        ServiceUpsert last = given.get(key);
+        if (last == null) return false;
+        upsert(new ServiceUpsert(key, last.host(), last.ports(), List.of(), last.labels()));
+        return true;
+    }
+
     /** The registry no longer has the service (or it is no longer watched). */
     public void remove(ServiceKey key) {
         if (given.remove(key) != null) lastChange = loop.nanoTime();
@@ -178,8 +191,8 @@ public final class ShardPublisher {
      * @param why what happened, for the log (e.g. {@code reconnected}, {@code server restarted})
      */
     public void warmUp(String why) {
-        if (warmUpPeriod.isZero() || sent.isEmpty()) return;
-        boolean already = phase == Phase.WARMING;
+        if (warmUpPeriod.isZero() || (sent.isEmpty() && phase == Phase.NORMAL)) return;
+        boolean already = phase == Phase.WARMING && warmTimer != Ticker.Cancellable.NONE;
         phase = Phase.WARMING;
         warmReason = why;
         warmTimer.cancel();
@@ -193,6 +206,19 @@ public final class ShardPublisher {
                     why,
                     warmUpPeriod.toSeconds());
         }
+    }
+
+    /**
+     * The registry cannot be reached: no removal leaves until it is back and its warm-up is over (what a reconnecting
+     * client delivers before the watcher notices the outage is over is not the whole truth yet). Does nothing with a
+     * zero warm-up.
+     */
+    public void outage() {
+        if (warmUpPeriod.isZero() || phase == Phase.WARMING || sent.isEmpty()) return;
+        phase = Phase.WARMING;
+        warmReason = "an outage";
+        warmTimer.cancel();
+        warmTimer = Ticker.Cancellable.NONE;
     }
 
     /** How the watcher reads its registry in full at the end of a warm-up; it must end with {@link #synced()}. */

@@ -80,6 +80,11 @@ public final class WatcherKit implements AutoCloseable {
         publisher.warmUp(why);
     }
 
+    /** The registry cannot be reached (call on the owner thread): removals wait for its return and warm-up. */
+    public void disconnected() {
+        publisher.outage();
+    }
+
     public void start() {
         lifecycle.start();
     }

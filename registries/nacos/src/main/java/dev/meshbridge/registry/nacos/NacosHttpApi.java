@@ -42,9 +42,16 @@ final class NacosHttpApi {
     /** A service name with its group. */
     record GroupedName(String group, String name) {}
 
-    /** Nacos refused the credentials (HTTP 401/403). */
+    /** Nacos refused the credentials (a refused login, or HTTP 401). */
     static final class AuthException extends IOException {
         AuthException(String message) {
+            super(message);
+        }
+    }
+
+    /** Nacos accepted the credentials but the user lacks a permission (HTTP 403 after a login). */
+    static final class PermissionException extends IOException {
+        PermissionException(String message) {
             super(message);
         }
     }
@@ -103,7 +110,9 @@ final class NacosHttpApi {
             }
         }
         if (r == null) r = send("POST", contextPath + "/v1/auth/users/login", form);
-        if (r.status == 401 || r.status == 403) {
+        // Nacos 2 refuses a login with 401 or 403; Nacos 3 answers a wrong user or password with HTTP 500 and a body
+        // that says so ("User not found! Please check user exist or password is right!")
+        if (r.status == 401 || r.status == 403 || (r.status != 200 && refusedLogin(r.body))) {
             throw new AuthException("Nacos at " + r.address + " refused the login of user '" + user + "' (HTTP "
                     + r.status + ": " + abbreviate(r.body) + "); check nacosUsername and nacosPassword");
         }
@@ -128,18 +137,26 @@ final class NacosHttpApi {
     List<String> namespaces() throws IOException, InterruptedException {
         login();
         JsonNode data;
+        String what = "list the namespaces (nacosNamespaceId: \"*\")";
         if (v3Namespaces == null || v3Namespaces) {
             Response r = send("GET", contextPath + "/v3/admin/core/namespace/list" + query(Map.of()), null);
             if (r.status == 404 || r.status == 501) {
                 v3Namespaces = false;
             } else {
                 v3Namespaces = true;
-                data = checked(r).path("data");
+                data = checked(
+                                r,
+                                what,
+                                "the right to list namespaces: read on Nacos 3's admin API /v3/admin/core/namespace"
+                                        + " (the global admin role ROLE_ADMIN has it); or list the namespace ids in"
+                                        + " nacosNamespaceId instead of \"*\"")
+                        .path("data");
                 return namespaceIds(data);
             }
         }
         Response r = send("GET", contextPath + "/v1/console/namespaces" + query(Map.of()), null);
-        data = checked(r).path("data");
+        data = checked(r, what, "the right to list namespaces (GET /v1/console/namespaces)")
+                .path("data");
         return namespaceIds(data);
     }
 
@@ -175,14 +192,18 @@ final class NacosHttpApi {
                     params.remove("ignoreEmptyService");
                 } else {
                     v3Services = true;
-                    JsonNode pageNode = checked(r).path("data").path("pageItems");
+                    JsonNode pageNode = checked(r, servicesWhat(namespaceId), servicesNeed(namespaceId))
+                            .path("data")
+                            .path("pageItems");
                     pageNode.forEach(items::add);
                     done = true;
                 }
             }
             if (!done) {
                 Response r = send("GET", contextPath + "/v1/ns/catalog/services" + query(params), null);
-                checked(r).path("serviceList").forEach(items::add);
+                checked(r, servicesWhat(namespaceId), servicesNeed(namespaceId))
+                        .path("serviceList")
+                        .forEach(items::add);
             }
             for (JsonNode item : items) {
                 String name = item.path("name").asText("");
@@ -205,12 +226,31 @@ final class NacosHttpApi {
         return q.toString();
     }
 
-    private JsonNode checked(Response r) throws IOException {
-        if (r.status == 401 || r.status == 403) {
+    private static String servicesWhat(String namespaceId) {
+        return "list the services of every group in namespace '" + namespaceId + "' (nacosGroups: [\"*\"])";
+    }
+
+    private static String servicesNeed(String namespaceId) {
+        return "read permission (r) on namespace '" + namespaceId + "' (resource " + namespaceId + ":*:*)";
+    }
+
+    /**
+     * The answer's JSON, or the reason it has none: 401 (or 403 without credentials) is about the credentials, 403
+     * with them is a missing permission, named with {@code need}.
+     */
+    private JsonNode checked(Response r, String what, String need) throws IOException {
+        if (r.status == 401 || (r.status == 403 && username == null)) {
             token = null;
-            throw new AuthException("Nacos at " + r.address + " refused the request (HTTP " + r.status + ": "
+            throw new AuthException("Nacos at " + r.address + " refused to " + what + " (HTTP " + r.status + ": "
                     + abbreviate(r.body) + ")"
-                    + (username == null ? "; it needs nacosUsername and nacosPassword" : ""));
+                    + (username == null
+                            ? "; the server has auth on: set nacosUsername and nacosPassword"
+                            : "; check nacosUsername and nacosPassword"));
+        }
+        if (r.status == 403) {
+            String user = username.resolve();
+            throw new PermissionException("Nacos at " + r.address + " refused to " + what + " for user '" + user
+                    + "' (HTTP 403: " + abbreviate(r.body) + "); the user needs " + need);
         }
         if (r.status != 200) {
             throw new IOException("Nacos at " + r.address + " answered HTTP " + r.status + ": " + abbreviate(r.body));
@@ -254,10 +294,21 @@ final class NacosHttpApi {
                 preferred = index;
                 return new Response(address, r.statusCode(), r.body());
             } catch (IOException e) {
-                last = new IOException("cannot reach Nacos at " + address + ": " + e.getMessage(), e);
+                last = new IOException("cannot reach Nacos at " + address + ": " + NacosErrors.cause(e), e);
             }
         }
         throw last != null ? last : new IOException("no Nacos address configured");
+    }
+
+    /** Nacos 3's answer to a wrong user or password, whatever its status code. */
+    static boolean refusedLogin(String body) {
+        if (body == null) return false;
+        String b = body.toLowerCase(java.util.Locale.ROOT);
+        return b.contains("user not found")
+                || b.contains("password is right")
+                || b.contains("password is wrong")
+                || b.contains("unknown user")
+                || b.contains("authentication failed");
     }
 
     private static String encode(String s) {

@@ -92,6 +92,13 @@ public final class NacosWatcher implements RegistryWatcher {
     private static final int SUBSCRIBE_THREADS = 4;
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
     private static final String NACOS_DEFAULT_LOGGING = "nacos.logging.default.config.enabled";
+    /**
+     * The warm-up after a reconnect: Nacos 2 and 3 clients find a restarted server through their connection health
+     * check (every 5 s), reconnect, and register their instances again through their redo task (every 3 s); Nacos 1
+     * clients heartbeat every 5 s and the server deletes an instance unheard of for 30 s. 30 s covers both.
+     */
+    static final Duration DEFAULT_WARM_UP = Duration.ofSeconds(30);
+
     /** The config group Dubbo's config center on Nacos keeps its rules in. */
     static final String DUBBO_CONFIG_GROUP = "dubbo";
 
@@ -122,6 +129,7 @@ public final class NacosWatcher implements RegistryWatcher {
     private final Backoff backoff;
     private boolean needSync = true;
     private boolean authFailing;
+    private boolean fullReadDue;
 
     /** One watched service: its subscription and what was last sent for it. */
     private static final class Tracked {
@@ -144,8 +152,13 @@ public final class NacosWatcher implements RegistryWatcher {
         }
     }
 
-    /** The services found in one round, by namespace. */
-    private record Listing(long startedNanos, Map<String, Set<NacosHttpApi.GroupedName>> services) {}
+    /**
+     * The services found in one round, by namespace, and (for a full read) the instance lists read from the server.
+     */
+    private record Listing(long startedNanos, Map<String, Set<NacosHttpApi.GroupedName>> services, List<Read> reads) {}
+
+    /** One service's instances read from the server; used when no push for it came in after {@code eventsBefore}. */
+    private record Read(Tracked tracked, long eventsBefore, List<Instance> instances) {}
 
     public NacosWatcher(RegistryConfig config, WatcherContext context) {
         this.config = config;
@@ -156,8 +169,9 @@ public final class NacosWatcher implements RegistryWatcher {
         this.filter = new ServiceFilter(options.allow(), options.deny());
         this.http = new NacosHttpApi(
                 config.addresses(), options.contextPath(), options.username(), options.password(), options.timeout());
-        this.kit = new WatcherKit(context, "meshbridge-nacos-" + registry + "-loop");
+        this.kit = new WatcherKit(context, "meshbridge-nacos-" + registry + "-loop", DEFAULT_WARM_UP);
         this.publisher = kit.publisher();
+        publisher.onFullRead(this::fullRead);
         Duration interval = options.refreshInterval();
         Duration longest = Duration.ofMillis(Math.max(MAX_BACKOFF.toMillis(), 2 * interval.toMillis()));
         this.backoff = new Backoff(interval.multipliedBy(2), longest);
@@ -224,15 +238,26 @@ public final class NacosWatcher implements RegistryWatcher {
     private void refresh() {
         if (closed()) return;
         long started = kit.ticker().nanoTime();
+        boolean readAll = fullReadDue;
+        fullReadDue = false;
+        List<Tracked> toRead = new ArrayList<>();
+        if (readAll) {
+            for (Tracked t : tracked.values()) {
+                if (t.subscribed) toRead.add(t);
+            }
+        }
         try {
             io.execute(() -> {
                 Listing listing;
                 try {
-                    listing = list(started);
+                    listing = list(started, toRead);
                 } catch (Exception e) {
                     if (e instanceof InterruptedException)
                         Thread.currentThread().interrupt();
-                    post(() -> onRoundFailed(e));
+                    post(() -> {
+                        if (readAll) fullReadDue = true;
+                        onRoundFailed(e);
+                    });
                     return;
                 }
                 post(() -> onListing(listing));
@@ -240,6 +265,16 @@ public final class NacosWatcher implements RegistryWatcher {
         } catch (RejectedExecutionException e) {
             // closing
         }
+    }
+
+    /**
+     * The end of a warm-up: the next round also reads every subscribed service's instances from the server (not
+     * from nacos-client's cache, which a restarted server's pushes may have left partial) and ends with {@link
+     * ShardPublisher#synced()}.
+     */
+    private void fullRead() {
+        fullReadDue = true;
+        needSync = true;
     }
 
     private void onListing(Listing listing) {
@@ -261,14 +296,23 @@ public final class NacosWatcher implements RegistryWatcher {
             if (!listed.contains(t.key) && t.firstSeenNanos < listing.startedNanos()) gone.add(t);
         }
         for (Tracked t : gone) untrack(t);
+        for (Read r : listing.reads()) {
+            if (tracked.get(r.tracked().key) == r.tracked()
+                    && r.tracked().subscription.events.get() == r.eventsBefore()) {
+                apply(r.tracked(), r.instances());
+            }
+        }
         CompletableFuture.allOf(subscribes.toArray(CompletableFuture[]::new))
                 .whenComplete((v, e) -> post(() -> onRoundDone(listing)));
     }
 
     private void onRoundDone(Listing listing) {
         if (closed()) return;
+        // nacos-client reconnects by itself and re-subscribes; what the restarted server pushes is partial until
+        // every application has registered again
+        if (backoff.failures() > 0) kit.reconnected("reconnected to Nacos");
         if (backoff.failures() > 0 || status.state() != RegistryStatus.State.UP) status.connected();
-        if (authFailing) log.info("registry={} type={} authentication works again", registry, TYPE);
+        if (authFailing) log.info("registry={} type={} credentials and permissions work again", registry, TYPE);
         backoff.reset();
         authFailing = false;
         if (needSync) {
@@ -288,14 +332,16 @@ public final class NacosWatcher implements RegistryWatcher {
     private void onRoundFailed(Exception e) {
         if (closed()) return;
         needSync = true;
-        String reason = reason(e);
-        if (isAuthFailure(e)) {
-            if (!authFailing) log.error("registry={} type={} authentication failed: {}", registry, TYPE, reason);
+        kit.disconnected();
+        String reason = NacosErrors.describe(e, options);
+        NacosErrors.Kind kind = NacosErrors.kind(e);
+        if (kind != NacosErrors.Kind.UNREACHABLE) {
+            if (!authFailing) log.error("registry={} type={} {}", registry, TYPE, reason);
             authFailing = true;
-            reason = "authentication failed: " + reason;
         }
-        status.error(reason, e instanceof NacosException || e instanceof IOException ? null : e);
+        // one line when the registry goes down (the status logs it); errors while down are counted and reminded
         status.disconnected(reason);
+        status.error(reason, e instanceof NacosException || e instanceof IOException ? null : e);
         schedule(backoff.next());
     }
 
@@ -319,7 +365,8 @@ public final class NacosWatcher implements RegistryWatcher {
                     () -> {
                         NamingService client = clients.get(key.namespace());
                         if (client == null) {
-                            post(() -> onSubscribeFailed(t, "no client for namespace " + key.namespace()));
+                            post(() -> onSubscribeFailed(
+                                    t, new IllegalStateException("no client for namespace " + key.namespace())));
                             return;
                         }
                         long before = subscription.events.get();
@@ -329,7 +376,7 @@ public final class NacosWatcher implements RegistryWatcher {
                                     List.copyOf(client.getAllInstances(key.name(), key.group(), List.of(), true));
                             post(() -> onSubscribed(t, before, now));
                         } catch (NacosException | RuntimeException e) {
-                            post(() -> onSubscribeFailed(t, reason(e)));
+                            post(() -> onSubscribeFailed(t, e));
                         }
                     },
                     subscribePool);
@@ -351,10 +398,13 @@ public final class NacosWatcher implements RegistryWatcher {
         if (t.subscription.events.get() == eventsBefore) apply(t, instances);
     }
 
-    private void onSubscribeFailed(Tracked t, String reason) {
+    private void onSubscribeFailed(Tracked t, Exception e) {
         t.subscribing = false;
         if (closed() || tracked.get(t.key) != t) return;
-        status.error("subscribe to " + NacosServiceMapper.describe(t.key) + ": " + reason, null);
+        status.error(
+                "subscribe to " + NacosServiceMapper.describe(t.key) + ": "
+                        + NacosErrors.describe(NacosErrors.inNamespace(t.key.namespace(), e), options),
+                null);
     }
 
     private void onInstances(Subscription subscription, List<Instance> instances) {
@@ -367,8 +417,8 @@ public final class NacosWatcher implements RegistryWatcher {
     private void apply(Tracked t, List<Instance> instances) {
         t.lastInstances = instances;
         if (instances.isEmpty()) {
-            // the shard keeps its host in the aggregator, so an empty-service grace applies to it
-            publisher.remove(t.key);
+            // the service is still listed: it keeps its host (cluster, ServiceEntry) with no endpoints
+            publisher.empty(t.key);
             return;
         }
         NacosServiceMapper.Result r = mapper.map(t.key, instances, this::rules);
@@ -376,7 +426,7 @@ public final class NacosWatcher implements RegistryWatcher {
         for (NacosServiceMapper.Skip s : r.skipped()) status.skipped(s.item(), s.reason());
         r.droppedLabels().forEach(status::droppedLabels);
         ServiceUpsert u = r.upsert();
-        if (u == null) publisher.remove(t.key);
+        if (u == null) publisher.empty(t.key);
         else publisher.upsert(u);
     }
 
@@ -470,7 +520,7 @@ public final class NacosWatcher implements RegistryWatcher {
                 } catch (NacosException | RuntimeException e) {
                     post(() -> status.error(
                             "cannot read Dubbo override rules " + id.dataId() + " in namespace " + id.namespace() + ": "
-                                    + reason(e),
+                                    + NacosErrors.describe(NacosErrors.inNamespace(id.namespace(), e), options),
                             null));
                 }
             });
@@ -580,7 +630,7 @@ public final class NacosWatcher implements RegistryWatcher {
 
     // ---------------------------------------------------------------- I/O thread
 
-    private Listing list(long startedNanos) throws Exception {
+    private Listing list(long startedNanos, List<Tracked> toRead) throws Exception {
         if (options.hasCredentials()) http.login();
         List<String> namespaces = options.allNamespaces() ? http.namespaces() : options.namespaceIds();
         for (String ns : List.copyOf(clients.keySet())) {
@@ -592,19 +642,36 @@ public final class NacosWatcher implements RegistryWatcher {
         }
         Map<String, Set<NacosHttpApi.GroupedName>> services = new LinkedHashMap<>();
         for (String ns : namespaces) {
-            NamingService client = client(ns);
-            Set<NacosHttpApi.GroupedName> names = new LinkedHashSet<>();
-            if (options.allGroups()) {
-                // the gRPC protocol lists one group at a time; one cheap call still proves the connection works
-                client.getServicesOfServer(1, 1, Constants.DEFAULT_GROUP);
-                names.addAll(http.servicesOfAllGroups(ns));
-            } else {
-                for (String group : options.groups()) names.addAll(listGroup(client, group));
+            try {
+                NamingService client = client(ns);
+                Set<NacosHttpApi.GroupedName> names = new LinkedHashSet<>();
+                if (options.allGroups()) {
+                    // the gRPC protocol lists one group at a time; one cheap call still proves the connection works
+                    client.getServicesOfServer(1, 1, Constants.DEFAULT_GROUP);
+                    names.addAll(http.servicesOfAllGroups(ns));
+                } else {
+                    for (String group : options.groups()) names.addAll(listGroup(client, group));
+                }
+                services.put(ns, names);
+                watchNewServices(ns, client);
+            } catch (NacosException e) {
+                throw NacosErrors.inNamespace(ns, e);
             }
-            services.put(ns, names);
-            watchNewServices(ns, client);
         }
-        return new Listing(startedNanos, services);
+        List<Read> reads = new ArrayList<>();
+        for (Tracked t : toRead) {
+            NamingService client = clients.get(t.key.namespace());
+            if (client == null) continue;
+            long before = t.subscription.events.get();
+            try {
+                // subscribe=false: a query to the server, not nacos-client's cache
+                List<Instance> now = List.copyOf(client.getAllInstances(t.key.name(), t.key.group(), List.of(), false));
+                reads.add(new Read(t, before, now));
+            } catch (NacosException e) {
+                throw NacosErrors.inNamespace(t.key.namespace(), e);
+            }
+        }
+        return new Listing(startedNanos, services, reads);
     }
 
     private static List<NacosHttpApi.GroupedName> listGroup(NamingService client, String group) throws NacosException {
@@ -768,27 +835,6 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     // ---------------------------------------------------------------- helpers
-
-    private static boolean isAuthFailure(Throwable e) {
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof NacosHttpApi.AuthException) return true;
-            if (c instanceof NacosException ne && ne.getErrCode() == NacosException.NO_RIGHT) return true;
-        }
-        return false;
-    }
-
-    private static String reason(Throwable e) {
-        if (e instanceof NacosException ne) {
-            String msg = ne.getErrMsg();
-            if (ne.getErrCode() == NacosException.NO_RIGHT) {
-                return "Nacos refused the request (403: " + msg + "); check nacosUsername/nacosPassword or"
-                        + " nacosAccessKey/nacosSecretKey";
-            }
-            return "Nacos error " + ne.getErrCode() + ": " + msg;
-        }
-        String msg = e.getMessage();
-        return msg == null ? e.getClass().getSimpleName() : msg;
-    }
 
     private static Duration jitter(Duration d) {
         long ms = d.toMillis();

@@ -118,8 +118,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *       {@code NamingFuzzyWatchSyncRequest}s (init or diff, then {@code FINISH_FUZZY_WATCH_INIT_NOTIFY}), and a
  *       service created or removed later is sent as {@code NamingFuzzyWatchChangeNotifyRequest} after the push delay;
  *   <li>auth (when enabled): login over HTTP ({@code /v3/auth/user/login} on 3.1.1, {@code /v1/auth/users/login}
- *       on 2.5.1; a wrong user or password is {@code 403 unknown user!}); naming requests without a valid
- *       {@code accessToken} header answer 403 ({@code user not found!} or {@code token invalid!});
+ *       on 2.5.1; a wrong user or password is {@code 403 unknown user!} on 2.5.1, and on 3.1.1 HTTP 500 with the
+ *       authentication manager's message {@code User not found! Please check user exist or password is right!}, as
+ *       a 3.x server answers when its generic exception handler meets the {@code AccessException}); naming requests
+ *       without a valid {@code accessToken} header answer 403 ({@code user not found!} or {@code token invalid!});
+ *       a user with read permission on some namespaces only ({@link Builder#reader}) gets 403 {@code authorization
+ *       failed!} for the others (gRPC and HTTP) and, on 3.1.1, for the namespace list (an admin API);
+ *   <li>restart ({@link #restart(Duration, Duration)}): down for a while, then, as a server that is still starting,
+ *       {@code ServerCheckRequest}s answer {@code 300 Server is starting,please try later.} except one admitted per
+ *       interval (for 20 intervals), so clients come back (and register again) over seconds;
  *   <li>HTTP lists: namespaces ({@code /v3/admin/core/namespace/list} or {@code /v1/console/namespaces}) and
  *       services of all groups ({@code /v3/admin/ns/service/list} or {@code /v1/ns/catalog/services}).
  * </ol>
@@ -162,6 +169,15 @@ public final class NacosTestServer implements AutoCloseable {
     private final Duration emptyServiceExpiry;
     private final String username;
     private final String password;
+    private final Map<String, String> readerPasswords;
+    private final Map<String, Set<String>> readerNamespaces;
+    private final Map<String, String> tokenUsers = new ConcurrentHashMap<>();
+    /** While a restarted server is "starting": when the next connection may be admitted (nanos), and the step. */
+    private long admitNextAt;
+
+    private long admitStep;
+
+    private long startedBy;
     private final String contextPath;
     private final int port;
 
@@ -233,6 +249,8 @@ public final class NacosTestServer implements AutoCloseable {
         this.emptyServiceExpiry = b.emptyServiceExpiry;
         this.username = b.username;
         this.password = b.password;
+        this.readerPasswords = Map.copyOf(b.readerPasswords);
+        this.readerNamespaces = Map.copyOf(b.readerNamespaces);
         this.contextPath = b.contextPath;
         this.port = b.port > 0 ? b.port : freePortPair();
     }
@@ -248,6 +266,8 @@ public final class NacosTestServer implements AutoCloseable {
         private Duration emptyServiceExpiry = Duration.ofSeconds(60);
         private String username;
         private String password;
+        private final Map<String, String> readerPasswords = new HashMap<>();
+        private final Map<String, Set<String>> readerNamespaces = new HashMap<>();
         private String contextPath = "/nacos";
         private int port;
 
@@ -266,10 +286,17 @@ public final class NacosTestServer implements AutoCloseable {
             return this;
         }
 
-        /** Enables auth with one user. */
+        /** Enables auth with one user, an admin (every permission). */
         public Builder auth(String user, String pass) {
             this.username = user;
             this.password = pass;
+            return this;
+        }
+
+        /** A user (with {@link #auth}) whose role has read permission on these namespaces only, and no admin role. */
+        public Builder reader(String user, String pass, Set<String> namespaces) {
+            readerPasswords.put(user, pass);
+            readerNamespaces.put(user, Set.copyOf(namespaces));
             return this;
         }
 
@@ -358,7 +385,48 @@ public final class NacosTestServer implements AutoCloseable {
     /** A restart of a standalone server: persistent instances stay, ephemeral ones return when clients re-register. */
     public void restart() {
         stop();
+        synchronized (lock) {
+            admitStep = 0;
+        }
         startServers();
+    }
+
+    /**
+     * A restart as a real server does it: down for {@code down}, then up but "starting" for a while, admitting one new
+     * connection every {@code admitEvery} (the others are told to try later), so clients reconnect and register
+     * their ephemeral instances again over seconds, and subscribers get partial lists meanwhile. Returns at once; the
+     * server starts on a thread of its own.
+     */
+    public void restart(Duration down, Duration admitEvery) {
+        stop();
+        synchronized (lock) {
+            admitStep = admitEvery.toNanos();
+            admitNextAt = System.nanoTime() + down.toNanos();
+            startedBy = admitNextAt + 20 * admitStep;
+        }
+        ScheduledExecutorService once = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nacos-test-restart-" + port);
+            t.setDaemon(true);
+            return t;
+        });
+        once.schedule(
+                () -> {
+                    startServers();
+                    once.shutdown();
+                },
+                down.toMillis(),
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** While starting, whether this new connection may come in now; one per admission step. */
+    private boolean admit() {
+        synchronized (lock) {
+            long now = System.nanoTime();
+            if (admitStep == 0 || now - startedBy > 0) return true;
+            if (now - admitNextAt < 0) return false;
+            admitNextAt = now + admitStep;
+            return true;
+        }
     }
 
     @Override
@@ -454,7 +522,10 @@ public final class NacosTestServer implements AutoCloseable {
             String connId = CTX_CONN_ID.get();
             Response response;
             if ("ServerCheckRequest".equals(type)) {
-                response = new ServerCheckResponse(connId, true);
+                response = admit()
+                        ? new ServerCheckResponse(connId, true)
+                        : ErrorResponse.build(
+                                NacosException.INVALID_SERVER_STATUS, "Server is starting,please try later.");
             } else {
                 response = handle(connId, payload);
             }
@@ -505,6 +576,8 @@ public final class NacosTestServer implements AutoCloseable {
     private Response dispatch(String connId, Request request) throws NacosException {
         if (request instanceof HealthCheckRequest) return new HealthCheckResponse();
         String authProblem = authProblem(request.getHeader("accessToken"));
+        if (authProblem == null)
+            authProblem = permissionProblem(request.getHeader("accessToken"), namespaceOf(request));
         if (authProblem != null) {
             Response denied = emptyResponseFor(request);
             denied.setErrorInfo(NacosException.NO_RIGHT, authProblem);
@@ -606,6 +679,24 @@ public final class NacosTestServer implements AutoCloseable {
         if (username == null) return null;
         if (token == null || token.isBlank()) return "user not found!";
         return tokens.contains(token) ? null : "token invalid!";
+    }
+
+    /** What Nacos's role check says for a reader outside its namespaces (null: allowed; admins may do anything). */
+    private String permissionProblem(String token, String namespace) {
+        if (username == null || token == null) return null;
+        Set<String> readable = readerNamespaces.get(tokenUsers.getOrDefault(token, ""));
+        if (readable == null) return null;
+        return namespace != null && readable.contains(namespace) ? null : "authorization failed!";
+    }
+
+    private static String namespaceOf(Request request) {
+        String ns = switch (request) {
+            case AbstractNamingRequest r -> r.getNamespace();
+            case NamingFuzzyWatchRequest r -> r.getNamespace();
+            case ConfigQueryRequest r -> r.getTenant();
+            default -> null;
+        };
+        return ns == null || ns.isBlank() ? PUBLIC : ns;
     }
 
     private static SvcId id(AbstractNamingRequest r) {
@@ -999,13 +1090,22 @@ public final class NacosTestServer implements AutoCloseable {
             }
             String login = version.isV3() ? "/v3/auth/user/login" : "/v1/auth/users/login";
             if (api.equals(login) && "POST".equals(ex.getRequestMethod())) {
-                if (username != null
-                        && (!username.equals(params.get("username")) || !password.equals(params.get("password")))) {
-                    reply(ex, 403, "unknown user!");
+                String user = params.get("username");
+                boolean admin = username != null && username.equals(user) && password.equals(params.get("password"));
+                boolean reader = user != null
+                        && readerPasswords.containsKey(user)
+                        && readerPasswords.get(user).equals(params.get("password"));
+                if (username != null && !admin && !reader) {
+                    if (version.isV3()) {
+                        reply(ex, 500, "caused: User not found! Please check user exist or password is right!;");
+                    } else {
+                        reply(ex, 403, "unknown user!");
+                    }
                     return;
                 }
                 String token = "test-token-" + UUID.randomUUID();
                 tokens.add(token);
+                if (user != null) tokenUsers.put(token, user);
                 reply(
                         ex,
                         200,
@@ -1015,7 +1115,7 @@ public final class NacosTestServer implements AutoCloseable {
                                 "tokenTtl",
                                 18000,
                                 "globalAdmin",
-                                true,
+                                !reader,
                                 "username",
                                 params.getOrDefault("username", "nacos"))));
                 return;
@@ -1030,6 +1130,11 @@ public final class NacosTestServer implements AutoCloseable {
                 case "/v3/admin/core/namespace/list", "v2:/v1/console/namespaces" -> {
                     if (denied != null) {
                         reply(ex, 403, denied);
+                        return;
+                    }
+                    // an admin API on Nacos 3: a reader's role does not cover it; Nacos 2's list is not secured
+                    if (v3 && token != null && readerNamespaces.containsKey(tokenUsers.getOrDefault(token, ""))) {
+                        reply(ex, 403, "authorization failed!");
                         return;
                     }
                     List<Map<String, Object>> data = new ArrayList<>();
@@ -1049,6 +1154,7 @@ public final class NacosTestServer implements AutoCloseable {
                     reply(ex, 200, JSON.writeValueAsString(body));
                 }
                 case "/v3/admin/ns/service/list", "v2:/v1/ns/catalog/services" -> {
+                    if (denied == null) denied = permissionProblem(token, params.getOrDefault("namespaceId", PUBLIC));
                     if (denied != null) {
                         reply(ex, 403, denied);
                         return;

@@ -583,9 +583,7 @@ final class ZookeeperCatalog {
         Set<ServiceKey> kept = new HashSet<>(now.keySet());
         for (ServiceKey k : before) {
             if (now.containsKey(k)) continue;
-            ServiceUpsert last = known ? out.lastGiven(k) : null;
-            if (last != null) {
-                out.upsert(new ServiceUpsert(k, last.host(), last.ports(), List.of(), last.labels()));
+            if (known && out.empty(k)) {
                 kept.add(k);
             } else {
                 out.remove(k);

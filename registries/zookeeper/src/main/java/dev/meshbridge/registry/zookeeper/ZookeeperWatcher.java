@@ -187,6 +187,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
 
     private void lostConnection(String reason) {
         connected = false;
+        kit.disconnected();
         newEpoch();
         status.disconnected(reason + "; keeping the last known state until it is back");
     }
