@@ -45,8 +45,11 @@ import org.slf4j.LoggerFactory;
  *       {@link dev.meshbridge.core.watch.SerialExecutor}), which owns all state and sends every change through the
  *       kit's {@link ShardPublisher};
  *   <li>each upsert carries the full, mapped instance list of one service ({@link ConsulServiceMapper}); a service
- *       that leaves the list, or loses its last instance, is removed; {@link RegistrySynced} follows the first full
- *       read of every datacenter and each recovery;
+ *       that loses its last instance stays with no endpoints while the catalog still lists it, one that leaves the
+ *       list is removed; {@link RegistrySynced} follows the first full read of every datacenter and each recovery;
+ *   <li>after an outage, or when an index goes back (Consul restarted with another state), the kit's warm-up holds
+ *       removals while agents register their services again (anti-entropy); its end restarts every query from index
+ *       0, a full read;
  *   <li>a failed query changes nothing in the catalog: the registry reports {@link RegistryStatus#disconnected}, the
  *       query is retried with jittered backoff on the kit's ticker and starts afresh (index 0) so recovery shows at
  *       once; a 403 is
@@ -67,6 +70,12 @@ public final class ConsulWatcher implements RegistryWatcher {
     /** A query that returns unchanged faster than this is treated as a misbehaving server and slowed down. */
     private static final Duration SPIN_GUARD = Duration.ofMillis(20);
 
+    /**
+     * The warm-up after a reconnect: a Consul server that lost its catalog gets the services back from the agents'
+     * anti-entropy sync, once a minute in a cluster under 128 nodes, plus a random stagger; 90 s covers it.
+     */
+    static final Duration DEFAULT_WARM_UP = Duration.ofSeconds(90);
+
     private final RegistryConfig config;
     private final ConsulOptions options;
     private final RegistryStatus status;
@@ -85,11 +94,14 @@ public final class ConsulWatcher implements RegistryWatcher {
     private boolean resyncPending;
     private boolean authErrorLogged;
 
-    /** One watched datacenter (state thread only). */
+    /** One watched datacenter (the state thread's, but for {@code generation}, read by its query thread). */
     private static final class Datacenter {
         final String name;
         final Map<String, ServiceWatch> services = new LinkedHashMap<>();
+        final Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
         boolean listed;
+        /** The catalog query of an older generation stops (a full read started a new one). */
+        volatile int generation;
 
         Datacenter(String name) {
             this.name = name;
@@ -103,6 +115,9 @@ public final class ConsulWatcher implements RegistryWatcher {
         final Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
         volatile boolean stopped;
         volatile Future<?> query;
+        /** The query of an older generation stops and its answers are dropped (a full read started a new one). */
+        volatile int generation;
+
         boolean reported;
 
         ServiceWatch(ServiceKey key, String host) {
@@ -117,8 +132,9 @@ public final class ConsulWatcher implements RegistryWatcher {
         this.status = context.status();
         this.mapper = new ConsulServiceMapper(config, options, status);
         this.token = options.token().map(ConsulClients.CachedToken::new).orElse(null);
-        this.kit = new WatcherKit(context, "meshbridge-consul-" + config.name());
+        this.kit = new WatcherKit(context, "meshbridge-consul-" + config.name(), DEFAULT_WARM_UP);
         this.publisher = kit.publisher();
+        publisher.onFullRead(this::fullRead);
         this.queries = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name("consul-" + config.name() + "-", 0).factory());
     }
@@ -181,11 +197,11 @@ public final class ConsulWatcher implements RegistryWatcher {
     }
 
     /** Starts the service's query again after {@code delay} of ticker time, unless it was stopped meanwhile. */
-    private void restartLater(ServiceWatch watch, Duration delay, BigInteger from) {
+    private void restartLater(ServiceWatch watch, int generation, Duration delay, BigInteger from) {
         kit.loop().schedule(delay, () -> {
-            if (!open() || watch.stopped) return;
+            if (!open() || watch.stopped || watch.generation != generation) return;
             try {
-                watch.query = queries.submit(() -> watchService(watch, from));
+                watch.query = queries.submit(() -> watchService(watch, generation, from));
             } catch (RejectedExecutionException e) {
                 // closing
             }
@@ -217,32 +233,38 @@ public final class ConsulWatcher implements RegistryWatcher {
      * The catalog query of one datacenter, one blocking query after the other on its query thread; after a failure the
      * thread ends and the query starts afresh (index 0) after a backoff of ticker time.
      */
-    private void watchCatalog(String dc, Backoff backoff, BigInteger from) {
+    private void watchCatalog(Datacenter d, int generation, BigInteger from) {
+        String dc = d.name;
         String id = "catalog " + dc;
+        Backoff backoff = d.backoff;
         BigInteger index = from;
-        while (open()) {
+        while (open() && d.generation == generation) {
             long started = kit.ticker().nanoTime();
             try {
                 ConsulResponse<Map<String, List<String>>> r =
                         client.catalogClient().getServices(query(dc, index, false));
                 BigInteger next = nextIndex(index, r.getIndex());
                 Map<String, List<String>> services = r.getResponse() == null ? Map.of() : r.getResponse();
+                boolean reset = wentBack(index, r.getIndex());
                 post(() -> {
+                    if (d.generation != generation) return;
                     backoff.reset();
+                    if (reset) serverReset(id);
                     catalogRead(dc, services, id);
                 });
                 if (spinning(index, next, started)) {
                     BigInteger resume = next;
-                    retryLater(INITIAL_BACKOFF, () -> watchCatalog(dc, backoff, resume));
+                    retryLater(INITIAL_BACKOFF, () -> watchCatalog(d, generation, resume));
                     return;
                 }
                 index = next;
             } catch (Exception e) { // OkHttp may throw InterruptedException undeclared when closing
-                if (!open()) return;
+                if (!open() || d.generation != generation) return;
                 String reason = describe(e, dc);
                 post(() -> {
+                    if (d.generation != generation) return;
                     failed(id, reason, e);
-                    retryLater(backoff.next(), () -> watchCatalog(dc, backoff, BigInteger.ZERO));
+                    retryLater(backoff.next(), () -> watchCatalog(d, generation, BigInteger.ZERO));
                 });
                 return;
             }
@@ -250,10 +272,10 @@ public final class ConsulWatcher implements RegistryWatcher {
     }
 
     /** The health query of one service, as {@link #watchCatalog} for the catalog. */
-    private void watchService(ServiceWatch watch, BigInteger from) {
+    private void watchService(ServiceWatch watch, int generation, BigInteger from) {
         String id = SERVICE_QUERY + watch.key.namespace() + "/" + watch.key.name();
         BigInteger index = from;
-        while (open() && !watch.stopped) {
+        while (open() && !watch.stopped && watch.generation == generation) {
             long started = kit.ticker().nanoTime();
             try {
                 ConsulResponse<List<ServiceHealth>> r = client.healthClient()
@@ -261,26 +283,35 @@ public final class ConsulWatcher implements RegistryWatcher {
                 BigInteger next = nextIndex(index, r.getIndex());
                 List<ServiceHealth> entries = r.getResponse() == null ? List.of() : r.getResponse();
                 ServiceUpsert upsert = mapper.map(watch.key, watch.host, entries);
+                boolean reset = wentBack(index, r.getIndex());
                 post(() -> {
+                    if (watch.generation != generation) return;
                     watch.backoff.reset();
+                    if (reset) serverReset(id);
                     serviceRead(watch, upsert, id);
                 });
                 if (spinning(index, next, started)) {
                     BigInteger resume = next;
-                    restartLater(watch, INITIAL_BACKOFF, resume);
+                    restartLater(watch, generation, INITIAL_BACKOFF, resume);
                     return;
                 }
                 index = next;
             } catch (Exception e) { // OkHttp may throw InterruptedException undeclared when closing
-                if (!open() || watch.stopped) return;
+                if (!open() || watch.stopped || watch.generation != generation) return;
                 String reason = describe(e, watch.key.namespace()) + " (service " + watch.key.name() + ")";
                 post(() -> {
+                    if (watch.generation != generation) return;
                     failed(id, reason, e);
-                    restartLater(watch, watch.backoff.next(), BigInteger.ZERO);
+                    restartLater(watch, generation, watch.backoff.next(), BigInteger.ZERO);
                 });
                 return;
             }
         }
+    }
+
+    /** The index went back: Consul's state was reset (a restart without its data, a new cluster). */
+    static boolean wentBack(BigInteger previous, BigInteger received) {
+        return received != null && received.signum() > 0 && previous.signum() > 0 && received.compareTo(previous) < 0;
     }
 
     private QueryOptions query(String dc, BigInteger index, boolean typicalOnly) {
@@ -340,11 +371,40 @@ public final class ConsulWatcher implements RegistryWatcher {
     private void watchDatacenters(List<String> names) {
         for (String name : names) {
             if (datacenters.containsKey(name)) continue;
-            datacenters.put(name, new Datacenter(name));
-            Backoff backoff = new Backoff(INITIAL_BACKOFF, MAX_BACKOFF);
-            submit(() -> watchCatalog(name, backoff, BigInteger.ZERO));
+            Datacenter d = new Datacenter(name);
+            datacenters.put(name, d);
+            submit(() -> watchCatalog(d, 0, BigInteger.ZERO));
         }
         recovered("bootstrap");
+    }
+
+    /** Consul's state was reset under a running query: hold removals while agents register again. */
+    private void serverReset(String id) {
+        if (firstSyncDone) kit.reconnected("Consul's index went back (" + id + "): its state was reset or restarted");
+    }
+
+    /**
+     * The end of a warm-up: every query starts again from index 0 (a fresh read of the catalog and of each service),
+     * and {@link RegistrySynced} follows once all have answered.
+     */
+    private void fullRead() {
+        resyncPending = true;
+        for (Datacenter d : datacenters.values()) {
+            d.listed = false;
+            int gen = ++d.generation;
+            submit(() -> watchCatalog(d, gen, BigInteger.ZERO));
+            for (ServiceWatch w : d.services.values()) {
+                w.reported = false;
+                int wgen = ++w.generation;
+                Future<?> q = w.query;
+                if (q != null) q.cancel(true);
+                try {
+                    w.query = queries.submit(() -> watchService(w, wgen, BigInteger.ZERO));
+                } catch (RejectedExecutionException e) {
+                    return;
+                }
+            }
+        }
     }
 
     private void catalogRead(String dc, Map<String, List<String>> services, String id) {
@@ -374,7 +434,7 @@ public final class ConsulWatcher implements RegistryWatcher {
             ServiceWatch w = new ServiceWatch(mapper.key(dc, name), host);
             d.services.put(name, w);
             try {
-                w.query = queries.submit(() -> watchService(w, BigInteger.ZERO));
+                w.query = queries.submit(() -> watchService(w, 0, BigInteger.ZERO));
             } catch (RejectedExecutionException e) {
                 return;
             }
@@ -394,8 +454,8 @@ public final class ConsulWatcher implements RegistryWatcher {
         if (w.stopped) return;
         recovered(id);
         w.reported = true;
-        if (upsert.endpoints().isEmpty()) publisher.remove(w.key);
-        else publisher.upsert(upsert);
+        // still in the catalog's list: the service keeps its host with no endpoints
+        publisher.upsert(upsert);
         maybeSynced();
     }
 
@@ -407,6 +467,8 @@ public final class ConsulWatcher implements RegistryWatcher {
     private void failed(String id, String reason, Exception cause) {
         boolean first = failing.put(id, reason) == null;
         boolean http = cause instanceof ConsulException ce && ce.hasCode();
+        // the registry goes down first, so the error is counted without a second log line
+        status.disconnected(reason);
         if (first && (!id.startsWith(SERVICE_QUERY) || http)) status.error(id + " failed: " + reason, null);
         if (cause instanceof ConsulException ce && ce.getCode() == 403) {
             if (token != null) token.invalidate();
@@ -422,13 +484,16 @@ public final class ConsulWatcher implements RegistryWatcher {
             }
         }
         log.debug("registry={} type=consul query={} failed: {}", config.name(), id, reason);
-        status.disconnected(reason);
+        kit.disconnected();
     }
 
     private void recovered(String id) {
         if (failing.remove(id) != null && failing.isEmpty()) {
             authErrorLogged = false;
-            if (firstSyncDone) resyncPending = true;
+            if (firstSyncDone) {
+                resyncPending = true;
+                kit.reconnected("reconnected to Consul");
+            }
         }
         if (failing.isEmpty()) status.connected();
     }

@@ -253,6 +253,66 @@ final class ConsulTestCatalog implements AutoCloseable {
         }
     }
 
+    /** One service the local agent holds and syncs to the servers again after they lost it (its anti-entropy). */
+    record AgentService(String dc, Svc svc, List<Check> checks) {}
+
+    /**
+     * The servers lose their state, as a server restarted without its data directory (or a cluster rebuilt from
+     * nothing) does: every node, service and check is gone but the servers' own, and the raft index starts again from
+     * where a new cluster's does, so it goes back. The local agent still knows its own services: they are returned,
+     * for {@link #resync} to register again as the agent's anti-entropy would.
+     */
+    List<AgentService> loseState() {
+        lock.lock();
+        try {
+            List<AgentService> agent = new ArrayList<>();
+            for (Dc dc : dcs.values()) {
+                for (Node n : List.copyOf(dc.nodes.values())) {
+                    for (Check c : n.checks.values()) {
+                        if (c.task != null) c.task.cancel(false);
+                    }
+                    boolean server = n.services.values().stream().anyMatch(v -> v.name.equals("consul"));
+                    if (!server) {
+                        dc.nodes.remove(n.name);
+                        continue;
+                    }
+                    for (Svc v : List.copyOf(n.services.values())) {
+                        if (v.name.equals("consul")) continue;
+                        List<Check> checks = new ArrayList<>();
+                        for (Check c : n.checks.values()) {
+                            if (c.serviceId.equals(v.id)) checks.add(c);
+                        }
+                        if (n.name.equals(localNode)) agent.add(new AgentService(dc.name, v, checks));
+                        n.services.remove(key(v.scope(), v.id));
+                        n.checks.values().removeAll(checks);
+                    }
+                }
+                dc.serviceIndex.clear();
+            }
+            index = 10;
+            for (Dc dc : dcs.values()) {
+                long idx = next();
+                setServicesIndex(dc, idx);
+                setServiceIndex(dc, key(DEFAULT_SCOPE, "consul"), idx);
+            }
+            return agent;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The local agent registers one of its services again (anti-entropy after the servers lost it). */
+    void resync(AgentService s) {
+        lock.lock();
+        try {
+            Dc dc = dcs.get(s.dc());
+            Node n = dc.nodes.get(localNode);
+            registerService(dc, n, s.svc(), s.checks());
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Wakes every blocked query (the server is stopping). */
     void wakeAll() {
         lock.lock();

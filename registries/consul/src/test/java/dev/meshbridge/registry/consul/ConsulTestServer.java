@@ -73,7 +73,8 @@ import javax.net.ssl.SSLParameters;
  * </ol>
  *
  * <p>{@link #stop()} takes the listener down (open connections drop, state stays), {@link #restart()} brings it back on
- * the same port, as a Consul agent restart with persisted state does.
+ * the same port, as a Consul agent restart with persisted state does; {@link #restartLosingCatalog} comes back with an
+ * empty catalog and an index that went back, and the agent's services return one by one over seconds.
  */
 public final class ConsulTestServer implements AutoCloseable {
 
@@ -241,6 +242,44 @@ public final class ConsulTestServer implements AutoCloseable {
     public synchronized void restart() throws IOException {
         if (server != null) return;
         listen(port);
+    }
+
+    /**
+     * A restart without the servers' data: down for {@code down}, back with an empty catalog and a raft index that
+     * went back, then the local agent's services come back one per {@code every}, as the agent's anti-entropy sync
+     * registers them again. Returns at once. Services registered only through the catalog API do not come back (no
+     * agent holds them), as in Consul.
+     */
+    public void restartLosingCatalog(Duration down, Duration every) {
+        stop();
+        List<ConsulTestCatalog.AgentService> agent = catalog.loseState();
+        java.util.concurrent.ScheduledExecutorService timer =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "consul-test-anti-entropy");
+                    t.setDaemon(true);
+                    return t;
+                });
+        timer.schedule(
+                () -> {
+                    try {
+                        restart();
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                },
+                down.toMillis(),
+                java.util.concurrent.TimeUnit.MILLISECONDS);
+        for (int i = 0; i < agent.size(); i++) {
+            ConsulTestCatalog.AgentService s = agent.get(i);
+            timer.schedule(
+                    () -> catalog.resync(s),
+                    down.plus(every.multipliedBy(i + 1)).toMillis(),
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+        timer.schedule(
+                timer::shutdown,
+                down.plus(every.multipliedBy(agent.size() + 1)).toMillis(),
+                java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     @Override
