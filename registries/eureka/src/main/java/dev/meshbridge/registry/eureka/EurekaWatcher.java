@@ -53,8 +53,18 @@ public final class EurekaWatcher implements RegistryWatcher {
     /** A poll later than this after the last success reads the whole registry (Eureka keeps deltas for 3 min). */
     static final Duration MAX_DELTA_GAP = Duration.ofSeconds(150);
 
+    /**
+     * The warm-up after a reconnect: a restarted Eureka server knows no instance until each client's next renewal
+     * (every 30 s) is answered 404 and the client registers again; the server itself counts an instance gone after
+     * 90 s without a renewal (its lease). 90 s covers three renewal cycles.
+     */
+    static final Duration DEFAULT_WARM_UP = Duration.ofSeconds(90);
+
     /** Counters of one watcher, for tests, benchmarks and debugging. */
     public record Stats(long fullFetches, long deltaFetches, long hashMismatches, long failovers, String server) {}
+
+    /** A failed read of one server: what to report, and the unexpected exception behind it (or null). */
+    private record Failure(String text, Throwable cause) {}
 
     private final RegistryConfig config;
     private final EurekaOptions options;
@@ -88,8 +98,10 @@ public final class EurekaWatcher implements RegistryWatcher {
         if (servers.isEmpty()) throw new IllegalArgumentException("registry " + config.name() + " has no server URL");
         this.http = new EurekaHttp(options.connectTimeout(), options.requestTimeout());
         this.mapper = new ApplicationMapper(config, options, status);
-        this.kit = new WatcherKit(context, "meshbridge-eureka-" + config.name());
+        this.kit = new WatcherKit(context, "meshbridge-eureka-" + config.name(), DEFAULT_WARM_UP);
         this.publisher = kit.publisher();
+        // the end of a warm-up: the next poll reads the whole registry, and ends with RegistrySynced
+        publisher.onFullRead(() -> fullFetchDue = true);
         this.backoff = new Backoff(options.fetchInterval(), options.maxBackoff());
     }
 
@@ -125,12 +137,15 @@ public final class EurekaWatcher implements RegistryWatcher {
     /** One round: the current server, then the others in order. True when one of them answered. */
     private boolean poll() {
         String lastFailure = null;
+        List<Failure> failures = new java.util.ArrayList<>();
         for (int attempt = 0; attempt < servers.size(); attempt++) {
             if (stopping()) return false;
             int index = (current + attempt) % servers.size();
             String server = servers.get(index);
             try {
                 fetch(server, index != current);
+                for (Failure f : failures) status.error(f.text(), f.cause());
+                if (backoff.failures() > 0) kit.reconnected("reconnected to Eureka");
                 if (index != current) {
                     String failed = servers.get(current);
                     current = index;
@@ -147,7 +162,7 @@ public final class EurekaWatcher implements RegistryWatcher {
                 return true;
             } catch (FetchException e) {
                 lastFailure = e.getMessage();
-                status.error(lastFailure, null);
+                failures.add(new Failure(lastFailure, null));
                 fullFetchDue = true;
                 authorization = null;
             } catch (InterruptedException e) {
@@ -156,16 +171,19 @@ public final class EurekaWatcher implements RegistryWatcher {
             } catch (RuntimeException e) {
                 // a bug or an unexpected answer: keep the last state and the watcher alive, read everything again
                 lastFailure = "reading from " + server + " failed: " + e;
-                status.error(lastFailure, e);
+                failures.add(new Failure(lastFailure, e));
                 log.warn("registry={} type=eureka unexpected failure", config.name(), e);
                 fullFetchDue = true;
             }
         }
         if (!stopping()) {
+            kit.disconnected();
+            // down first: the errors are then counted without a log line each (the status reminds of the outage)
             status.disconnected(
                     servers.size() == 1
                             ? lastFailure
                             : "all " + servers.size() + " servers failed, last: " + lastFailure);
+            for (Failure f : failures) status.error(f.text(), f.cause());
         }
         return false;
     }

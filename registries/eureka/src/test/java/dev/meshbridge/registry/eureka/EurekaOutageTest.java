@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.meshbridge.core.config.EmptyServicePolicy;
 import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.config.RemovalPolicy;
 import dev.meshbridge.core.config.Secret;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.MeshService;
@@ -128,15 +129,17 @@ class EurekaOutageTest {
             r.register(springCloudInstance("orders", "10.2.0.2", 8080).build());
         }
         AtomicBoolean lost = lostAfterFirstSeen("orders.eureka");
-        // a restarted Eureka starts empty until its clients register again: keep services through that window
+        // a restarted Eureka starts empty until its clients register again: the warm-up holds removals meanwhile
+        // (1 s here; EurekaRestartTest shows the default on a driven clock), the keep policy then the last endpoints
         watch(new RegistryConfig(
-                "eureka",
-                "eu",
-                List.of(url),
-                EmptyServicePolicy.keep(Duration.ofSeconds(60)),
-                Duration.ofSeconds(30),
-                new TreeMap<>(),
-                fast().build()));
+                        "eureka",
+                        "eu",
+                        List.of(url),
+                        EmptyServicePolicy.keep(Duration.ofSeconds(60)),
+                        Duration.ofSeconds(30),
+                        new TreeMap<>(),
+                        fast().build())
+                .withRemovals(RemovalPolicy.DEFAULT.withWarmUp(Duration.ofSeconds(1))));
         MeshService before =
                 catalog.awaitService("orders.eureka", s -> s.endpoints().size() == 2);
 
