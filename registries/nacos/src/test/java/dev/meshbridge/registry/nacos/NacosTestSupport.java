@@ -21,6 +21,14 @@ import java.util.Properties;
 /** Test helpers: configurations written as a user writes them, and registrations made as real frameworks make them. */
 final class NacosTestSupport {
 
+    static {
+        // as the watcher does before its first client: nacos-client logs through the bridge's logging configuration,
+        // never through its own (which writes files under ~/logs/nacos)
+        if (System.getProperty("nacos.logging.default.config.enabled") == null) {
+            System.setProperty("nacos.logging.default.config.enabled", "false");
+        }
+    }
+
     private NacosTestSupport() {}
 
     /**
