@@ -11,6 +11,7 @@ import dev.meshbridge.core.aggregate.ServiceAggregator;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import dev.meshbridge.ingress.IngressController;
 import dev.meshbridge.mcp.McpServer;
 import dev.meshbridge.xds.XdsServer;
@@ -59,12 +60,12 @@ public final class Bridge implements AutoCloseable {
     /** Registries whose services were loaded from the catalog file and have not synced since: served stale. */
     private final java.util.Set<String> staleRegistries = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    private Bridge(BridgeConfig config, Map<String, RegistryWatcherProvider> providers) {
+    private Bridge(BridgeConfig config, Map<String, RegistryWatcherProvider> providers, WatcherRuntime runtime) {
         this.config = config;
         this.providers = Map.copyOf(providers);
         this.aggregator = new ServiceAggregator(config.aggregator());
         this.metrics = new BridgeMetrics(meters, aggregator);
-        this.reconciler = new RegistryReconciler(aggregator, providers, metrics::add, metrics::remove);
+        this.reconciler = new RegistryReconciler(aggregator, providers, metrics::add, metrics::remove, runtime);
     }
 
     /**
@@ -75,7 +76,20 @@ public final class Bridge implements AutoCloseable {
      */
     public static Bridge start(BridgeConfig config, Path configFile, Map<String, RegistryWatcherProvider> providers)
             throws IOException {
-        Bridge b = new Bridge(config, providers);
+        return start(config, configFile, providers, WatcherRuntime.system());
+    }
+
+    /**
+     * As {@link #start(BridgeConfig, Path, Map)}, with the watchers' time and host-name lookups from {@code runtime}
+     * (tests drive warm-ups and deletion guards through it).
+     */
+    static Bridge start(
+            BridgeConfig config,
+            Path configFile,
+            Map<String, RegistryWatcherProvider> providers,
+            WatcherRuntime runtime)
+            throws IOException {
+        Bridge b = new Bridge(config, providers, runtime);
         try {
             b.startAll(configFile);
         } catch (IOException | RuntimeException e) {
@@ -110,7 +124,13 @@ public final class Bridge implements AutoCloseable {
         }
         if (config.admin().enabled()) {
             admin = new AdminServer(
-                    config.admin().address(), config.admin().port(), this::readiness, this::liveness, meters::scrape);
+                    config.admin().address(),
+                    config.admin().port(),
+                    config.admin().token(),
+                    this::readiness,
+                    this::liveness,
+                    meters::scrape);
+            admin.addAction("/admin/registries/", this::registryAction);
             admin.addDebugSource(new CatalogDebug(aggregator));
             admin.addDebugSource(new RegistriesDebug(reconciler::running, aggregator));
             admin.addDebugSource(xds.debugSource());
@@ -300,6 +320,12 @@ public final class Bridge implements AutoCloseable {
         }
         body.put("ready", pending.isEmpty());
         if (!pending.isEmpty()) body.put("waitingForFirstSync", pending);
+        List<String> resyncing = new ArrayList<>();
+        for (RegistryReconciler.Running r : reconciler.running()) {
+            if (r.status().resyncing()) resyncing.add(r.config().name());
+        }
+        // a watcher restarted by a configuration edit resyncs while its predecessor's state is served: still ready
+        if (!resyncing.isEmpty()) body.put("resyncing", resyncing);
         body.put("services", aggregator.current().serviceCount());
         body.put("catalogVersion", aggregator.current().version());
         java.util.Set<String> stale = staleRegistries();
@@ -309,6 +335,7 @@ public final class Bridge implements AutoCloseable {
 
     private AdminServer.Health liveness() {
         Map<String, Object> body = new LinkedHashMap<>();
+        List<String> guarded = new ArrayList<>();
         body.put("status", "ok");
         List<Map<String, Object>> regs = new ArrayList<>();
         for (RegistryReconciler.Running r : reconciler.running()) {
@@ -318,11 +345,67 @@ public final class Bridge implements AutoCloseable {
             m.put("type", s.type());
             m.put("state", s.state().name());
             if (s.lastError() != null) m.put("lastError", s.lastError());
+            if (s.warmingUntil() != null) m.put("removalsHeldUntil", s.warmingUntil());
+            RegistryStatus.Guard guard = s.guard();
+            if (guard != null) {
+                m.put("deletionGuard", guard(guard));
+                guarded.add(s.registry());
+            }
             regs.add(m);
         }
         body.put("registries", regs);
+        if (!guarded.isEmpty()) {
+            body.put(
+                    "attention",
+                    "the deletion guard holds removals of registries " + guarded
+                            + ": their last state is served; see registries[].deletionGuard");
+        }
         // a registry being down is not a reason to restart the bridge: that would throw away its last good state
         return new AdminServer.Health(true, body);
+    }
+
+    /** The deletion guard's state as {@code /healthz} and {@code /debug/registries} show it. */
+    public static Map<String, Object> guard(RegistryStatus.Guard g) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("since", g.since());
+        m.put("scope", g.scope());
+        m.put("heldEndpoints", g.heldEndpoints());
+        m.put("servedEndpoints", g.servedEndpoints());
+        m.put("percent", g.percent());
+        m.put("services", g.services());
+        if (g.moreServices() > 0) m.put("moreServices", g.moreServices());
+        m.put("release", g.release());
+        return m;
+    }
+
+    /** {@code POST /admin/registries/<name>/release}: the deletion guard of that registry lets its removals go. */
+    private AdminServer.Answer registryAction(String rest) {
+        String[] parts = rest.split("/");
+        if (parts.length != 2 || !parts[1].equals("release")) {
+            return new AdminServer.Answer(404, Map.of("error", "expected /admin/registries/<name>/release"));
+        }
+        String name = parts[0];
+        for (RegistryReconciler.Running r : reconciler.running()) {
+            if (!r.config().name().equals(name)) continue;
+            RegistryStatus.Guard held = r.status().guard();
+            if (!r.status().release()) {
+                return new AdminServer.Answer(
+                        409, Map.of("registry", name, "released", false, "reason", "the deletion guard holds nothing"));
+            }
+            log.info(
+                    "registry={} deletion guard released by an operator: {} endpoints of {} services",
+                    name,
+                    held.heldEndpoints(),
+                    held.services().size() + held.moreServices());
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("registry", name);
+            body.put("released", true);
+            body.put("heldEndpoints", held.heldEndpoints());
+            body.put("services", held.services());
+            return new AdminServer.Answer(200, body);
+        }
+        return new AdminServer.Answer(
+                404, Map.of("error", "no registry named " + dev.meshbridge.core.util.LogText.safe(name)));
     }
 
     /** Adds something to close with the bridge (closed before the aggregator, in reverse order of adding). */

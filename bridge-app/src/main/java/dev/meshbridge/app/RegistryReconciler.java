@@ -6,6 +6,7 @@ import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcher;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  *   <li>a new name starts a watcher;
  *   <li>a removed name stops its watcher and removes its services from the catalog at once;
  *   <li>a changed entry (not {@code equals}) restarts only that watcher; its services stay in the catalog meanwhile,
- *       and the new watcher's first full sync removes what it no longer finds;
+ *       and the new watcher's first full sync removes what it no longer finds; the new watcher counts as ready
+ *       while it resyncs when the old one had synced (its state is still served);
  *   <li>an unchanged entry is left alone: its watcher keeps its connections and state.
  * </ol>
  */
@@ -39,6 +41,7 @@ public final class RegistryReconciler implements AutoCloseable {
     private final Map<String, RegistryWatcherProvider> providers;
     private final Consumer<RegistryStatus> onAdded;
     private final Consumer<RegistryStatus> onRemoved;
+    private final WatcherRuntime runtime;
     private final Map<String, Running> running = new LinkedHashMap<>();
     private boolean closed;
 
@@ -51,10 +54,21 @@ public final class RegistryReconciler implements AutoCloseable {
             Map<String, RegistryWatcherProvider> providers,
             Consumer<RegistryStatus> onAdded,
             Consumer<RegistryStatus> onRemoved) {
+        this(aggregator, providers, onAdded, onRemoved, WatcherRuntime.system());
+    }
+
+    /** @param runtime the watchers' time and host-name lookups */
+    public RegistryReconciler(
+            ServiceAggregator aggregator,
+            Map<String, RegistryWatcherProvider> providers,
+            Consumer<RegistryStatus> onAdded,
+            Consumer<RegistryStatus> onRemoved,
+            WatcherRuntime runtime) {
         this.aggregator = aggregator;
         this.providers = Map.copyOf(providers);
         this.onAdded = onAdded;
         this.onRemoved = onRemoved;
+        this.runtime = runtime;
     }
 
     /** Brings the running watchers in line with {@code configs}; returns what it did, one line per registry. */
@@ -76,27 +90,30 @@ public final class RegistryReconciler implements AutoCloseable {
         for (RegistryConfig c : wanted.values()) {
             Running r = running.get(c.name());
             if (r != null && r.config().equals(c)) continue;
+            RegistryStatus previous = null;
             if (r != null) {
                 stop(r);
                 onRemoved.accept(r.status());
+                previous = r.status();
                 actions.add("restarted " + c.name());
             } else {
                 actions.add("started " + c.name());
             }
-            running.put(c.name(), start(c));
+            running.put(c.name(), start(c, previous));
         }
         for (String a : actions) log.info("registries: {}", a);
         return actions;
     }
 
-    private Running start(RegistryConfig config) {
+    private Running start(RegistryConfig config, RegistryStatus previous) {
         RegistryStatus status = new RegistryStatus(config.name(), config.type());
+        status.takeOverFrom(previous);
         onAdded.accept(status);
         aggregator.configureRegistry(config.name(), config.emptyService());
         RegistryWatcherProvider provider = providers.get(config.type());
         RegistryWatcher watcher = null;
         try {
-            watcher = provider.create(config, new WatcherContext(config, aggregator, status));
+            watcher = provider.create(config, new WatcherContext(config, aggregator, status, runtime));
             watcher.start();
             log.info("registry={} type={} addresses={} watching", config.name(), config.type(), config.addresses());
         } catch (RuntimeException e) {

@@ -305,4 +305,112 @@ class BridgeTest {
         assertThat(bridge.aggregator().flushNow().join().services().keySet()).containsExactly("a.fixed");
         assertThat(FixedRegistryProvider.STARTS.get()).isEqualTo(starts);
     }
+
+    @Test
+    void ready_staysAvailable_whileAWatcherRestartedByAnEditResyncs() throws Exception {
+        start(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                """));
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("/ready").statusCode() == 200);
+
+        // the edit restarts the watcher; the new one does not sync (yet): the old state is still served
+        rewrite(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                    sync: false
+                    syncTimeout: 1h
+                  - type: fixed
+                    name: added
+                    addresses: [x]
+                    services: [b]
+                """));
+        await().until(() -> bridge.aggregator().current().service("b.fixed") != null);
+        HttpResponse<String> ready = get("/ready");
+        assertThat(ready.statusCode()).isEqualTo(200);
+        assertThat(ready.body()).contains("\"ready\" : true").contains("\"resyncing\" : [ \"one\" ]");
+        assertThat(bridge.aggregator().current().service("a.fixed")).isNotNull();
+
+        // a registry that never synced is not ready, edit or not
+        rewrite(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                    sync: false
+                    syncTimeout: 1h
+                  - type: fixed
+                    name: fresh
+                    addresses: [x]
+                    services: [c]
+                    sync: false
+                    syncTimeout: 1h
+                """));
+        await().until(() -> get("/ready").statusCode() == 503);
+        assertThat(get("/ready").body()).contains("\"waitingForFirstSync\" : [ \"fresh\" ]");
+    }
+
+    private HttpResponse<String> post(String path, String authorization) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + bridge.adminPort() + path))
+                .POST(HttpRequest.BodyPublishers.noBody());
+        if (authorization != null) b.header("Authorization", authorization);
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void adminRelease_fromLoopback_answersWhatTheGuardHolds_orWhyNot() throws Exception {
+        start(config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                """));
+        HttpResponse<String> nothing = post("/admin/registries/one/release", null);
+        assertThat(nothing.statusCode()).isEqualTo(409);
+        assertThat(nothing.body()).contains("the deletion guard holds nothing");
+        HttpResponse<String> unknown = post("/admin/registries/n%0Aope/release", null);
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(unknown.body()).contains("no registry named n\\\\nope").doesNotContain("named n\nope");
+        assertThat(post("/admin/registries/one/forget", null).statusCode()).isEqualTo(404);
+        assertThat(get("/admin/registries/one/release").statusCode()).isEqualTo(405);
+        assertThat(get("/").body()).contains("POST /admin/registries/...");
+    }
+
+    @Test
+    void adminRelease_withAnAdminToken_needsTheToken() throws Exception {
+        start("admin: {port: 0, token: s3cret-token}\n" + config("""
+                  - type: fixed
+                    name: one
+                    addresses: [x]
+                    services: [a]
+                """).substring("admin: {port: 0}\n".length()));
+        HttpResponse<String> without = post("/admin/registries/one/release", null);
+        assertThat(without.statusCode()).isEqualTo(403);
+        assertThat(without.body())
+                .contains("admin actions need the admin token")
+                .doesNotContain("s3cret");
+        assertThat(post("/admin/registries/one/release", "Bearer wrong").statusCode())
+                .isEqualTo(403);
+        assertThat(post("/admin/registries/one/release", "Bearer s3cret-token").statusCode())
+                .isEqualTo(409);
+    }
+
+    @Test
+    void adminActions_withoutAToken_areRefusedFromOtherAddresses() throws Exception {
+        java.net.InetAddress remote = java.net.InetAddress.getByName("192.0.2.7");
+        assertThat(dev.meshbridge.app.admin.AdminServer.refusal(remote, null, null))
+                .contains("loopback addresses only")
+                .contains("admin.token");
+        assertThat(dev.meshbridge.app.admin.AdminServer.refusal(java.net.InetAddress.getLoopbackAddress(), null, null))
+                .isNull();
+        dev.meshbridge.core.config.Secret token = dev.meshbridge.core.config.Secret.literal("t");
+        assertThat(dev.meshbridge.app.admin.AdminServer.refusal(remote, "Bearer t", token))
+                .isNull();
+        assertThat(dev.meshbridge.app.admin.AdminServer.refusal(remote, "Bearer x", token))
+                .isNotNull();
+    }
 }

@@ -3,10 +3,14 @@ package dev.meshbridge.app;
 import dev.meshbridge.registry.zookeeper.DubboRegistryWriter;
 import dev.meshbridge.registry.zookeeper.ZkServer;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.x.discovery.ServiceDiscovery;
 import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
 import org.apache.curator.x.discovery.ServiceInstance;
@@ -48,8 +52,36 @@ final class ZookeeperApps implements AutoCloseable {
     private final ServiceDiscovery<org.apache.dubbo.registry.zookeeper.ZookeeperInstance> dubbo;
 
     ZookeeperApps(ZkServer zk) throws Exception {
-        client = zk.client();
-        providers = new DubboRegistryWriter(zk.address());
+        this(zk.client(), new DubboRegistryWriter(zk.address()));
+    }
+
+    /**
+     * Applications reaching ZooKeeper at {@code connect} (a proxy a test cuts) with sessions of {@code session}, as
+     * short-lived sessions of real applications expire when ZooKeeper is away long enough: Dubbo's registry then
+     * registers its providers again on its new session after its retry period ({@code retry.period}), curator
+     * x-discovery its instances after the reconnect.
+     */
+    ZookeeperApps(String connect, Duration session, Duration dubboRetry) throws Exception {
+        this(
+                started(CuratorFrameworkFactory.builder()
+                        .connectString(connect)
+                        .sessionTimeoutMs((int) session.toMillis())
+                        .connectionTimeoutMs((int) session.toMillis())
+                        .retryPolicy(new RetryNTimes(5, 200))
+                        .build()),
+                new DubboRegistryWriter(
+                        connect, "session=" + session.toMillis() + "&retry.period=" + dubboRetry.toMillis()));
+    }
+
+    private static CuratorFramework started(CuratorFramework c) throws InterruptedException {
+        c.start();
+        if (!c.blockUntilConnected(10, TimeUnit.SECONDS)) throw new IllegalStateException("no ZooKeeper");
+        return c;
+    }
+
+    private ZookeeperApps(CuratorFramework client, DubboRegistryWriter providers) throws Exception {
+        this.client = client;
+        this.providers = providers;
         // as Spring Cloud ZooKeeper's CuratorServiceDiscoveryAutoConfiguration builds it
         spring = ServiceDiscoveryBuilder.builder(ZookeeperInstance.class)
                 .client(client)

@@ -10,6 +10,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.meshbridge.core.admin.DebugSource;
 import dev.meshbridge.core.config.Secret;
 import dev.meshbridge.core.naming.HostTemplate;
+import dev.meshbridge.core.util.LogText;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -26,8 +27,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The admin HTTP server: {@code /ready}, {@code /healthz}, {@code /metrics} (Prometheus text) and {@code /debug/...}
- * (JSON views contributed as {@link DebugSource}s). Requests are served on virtual threads.
+ * The admin HTTP server: {@code /ready}, {@code /healthz}, {@code /metrics} (Prometheus text), {@code /debug/...}
+ * (JSON views contributed as {@link DebugSource}s) and actions ({@code POST /admin/...}). Requests are served on
+ * virtual threads.
+ *
+ * <p>An action changes what the bridge serves, so it is taken only from a caller allowed to: with an admin token
+ * configured, a request carrying {@code Authorization: Bearer <token>} (from any address); without one, a request from
+ * a loopback address. Anything else gets 403 and changes nothing.
  */
 public final class AdminServer implements AutoCloseable {
 
@@ -36,10 +42,21 @@ public final class AdminServer implements AutoCloseable {
     /** A health answer: HTTP status and a JSON body. */
     public record Health(boolean ok, Object body) {}
 
+    /** An action's answer: HTTP status and a JSON body. */
+    public record Answer(int status, Object body) {}
+
+    /** An action under {@code POST <prefix>}; gets the rest of the path. */
+    @FunctionalInterface
+    public interface Action {
+        Answer run(String rest);
+    }
+
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final List<DebugSource> debugSources = new CopyOnWriteArrayList<>();
+    private final Map<String, Action> actions = new java.util.concurrent.ConcurrentHashMap<>();
     private final ObjectMapper json;
+    private final Secret token;
 
     /**
      * @param ready answers {@code /ready}
@@ -49,6 +66,24 @@ public final class AdminServer implements AutoCloseable {
     public AdminServer(
             String address, int port, Supplier<Health> ready, Supplier<Health> healthz, Supplier<String> metrics)
             throws IOException {
+        this(address, port, null, ready, healthz, metrics);
+    }
+
+    /**
+     * @param token the admin token that allows actions from any address, or null: actions from loopback only
+     * @param ready answers {@code /ready}
+     * @param healthz answers {@code /healthz}
+     * @param metrics renders {@code /metrics} in the Prometheus text format
+     */
+    public AdminServer(
+            String address,
+            int port,
+            Secret token,
+            Supplier<Health> ready,
+            Supplier<Health> healthz,
+            Supplier<String> metrics)
+            throws IOException {
+        this.token = token;
         this.json = new ObjectMapper()
                 .registerModule(new JavaTimeModule())
                 .registerModule(new SimpleModule()
@@ -71,6 +106,7 @@ public final class AdminServer implements AutoCloseable {
                     metrics.get().getBytes(StandardCharsets.UTF_8));
         });
         server.createContext("/debug", this::debug);
+        server.createContext("/admin/", this::action);
         server.createContext("/", ex -> {
             if (!isGet(ex)) return;
             if (!ex.getRequestURI().getPath().equals("/")) {
@@ -99,6 +135,68 @@ public final class AdminServer implements AutoCloseable {
         debugSources.add(source);
     }
 
+    /** Adds an action under {@code POST <prefix>} (for example {@code /admin/registries/}). */
+    public void addAction(String prefix, Action action) {
+        actions.put(prefix, action);
+    }
+
+    private void action(HttpExchange ex) throws IOException {
+        if (!ex.getRequestMethod().equals("POST")) {
+            send(ex, 405, "text/plain", "only POST\n".getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        String refusal = refusal(
+                ex.getRemoteAddress().getAddress(), ex.getRequestHeaders().getFirst("Authorization"), token);
+        if (refusal != null) {
+            log.warn(
+                    "admin action {} refused from {}: {}",
+                    LogText.safe(ex.getRequestURI().getPath()),
+                    ex.getRemoteAddress().getAddress().getHostAddress(),
+                    refusal);
+            sendJson(ex, 403, Map.of("error", refusal));
+            return;
+        }
+        String path = ex.getRequestURI().getPath();
+        for (Map.Entry<String, Action> a : actions.entrySet()) {
+            if (path.startsWith(a.getKey())) {
+                Answer answer;
+                try {
+                    answer = a.getValue().run(path.substring(a.getKey().length()));
+                } catch (RuntimeException e) {
+                    log.warn("admin action {} failed", LogText.safe(path), e);
+                    sendJson(ex, 500, Map.of("error", String.valueOf(e)));
+                    return;
+                }
+                sendJson(ex, answer.status(), answer.body());
+                return;
+            }
+        }
+        sendJson(ex, 404, Map.of("error", "no admin action at " + LogText.safe(path), "actions", actions.keySet()));
+    }
+
+    /**
+     * Why an action from {@code remote} with this {@code Authorization} header is refused, or null when it is allowed:
+     * with a token, the header must carry it; without one, the caller must be on a loopback address.
+     */
+    public static String refusal(java.net.InetAddress remote, String authorization, Secret token) {
+        if (token != null) {
+            String want;
+            try {
+                want = "Bearer " + token.resolve();
+            } catch (IllegalStateException e) {
+                return "the admin token cannot be read (" + token.describe() + ")";
+            }
+            if (authorization == null
+                    || !java.security.MessageDigest.isEqual(
+                            want.getBytes(StandardCharsets.UTF_8), authorization.getBytes(StandardCharsets.UTF_8))) {
+                return "admin actions need the admin token (Authorization: Bearer <admin.token>)";
+            }
+            return null;
+        }
+        if (remote != null && remote.isLoopbackAddress()) return null;
+        return "admin actions are taken from loopback addresses only; set admin.token to allow them from elsewhere";
+    }
+
     private Map<String, Object> index() {
         Map<String, Object> pages = new LinkedHashMap<>();
         pages.put(
@@ -106,6 +204,7 @@ public final class AdminServer implements AutoCloseable {
                 "200 once every registry has synced (or passed its syncTimeout), else 503 naming what is pending");
         pages.put("/healthz", "200 while the bridge runs; lists each registry's connection state");
         pages.put("/metrics", "Prometheus metrics");
+        for (String a : actions.keySet()) pages.put("POST " + a + "...", "an admin action (loopback or admin.token)");
         for (DebugSource s : debugSources) pages.put("/debug/" + s.name(), s.description());
         return pages;
     }

@@ -96,6 +96,21 @@ public final class BridgeMetrics {
                 .baseUnit("seconds")
                 .tags(tags)
                 .register(registry));
+        meters.add(Gauge.builder(
+                        "meshbridge.registry.deletion.guard.held.endpoints", status, RegistryStatus::guardHeldEndpoints)
+                .description("Endpoints that left the registry and are still served because the deletion guard holds"
+                        + " their removal (0 when it holds nothing)")
+                .tags(tags)
+                .register(registry));
+        meters.add(
+                FunctionCounter.builder("meshbridge.registry.deletion.guard.trips", status, RegistryStatus::guardTrips)
+                        .description("Times the deletion guard started holding removals")
+                        .tags(tags)
+                        .register(registry));
+        meters.add(Gauge.builder("meshbridge.registry.removals.held", status, s -> s.warmingUntil() != null ? 1 : 0)
+                .description("1 while removals are held after a reconnect (the warm-up)")
+                .tags(tags)
+                .register(registry));
         List<Meter> previous = perRegistry.put(status, meters);
         if (previous != null) previous.forEach(registry::remove);
     }

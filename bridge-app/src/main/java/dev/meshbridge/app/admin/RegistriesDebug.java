@@ -10,7 +10,8 @@ import java.util.function.Supplier;
 
 /**
  * {@code /debug/registries}: each configured registry, its options (credentials masked, host naming schemes as the
- * templates in force), state and counters.
+ * templates in force), state and counters, and its removal rules with what they hold now (a warm-up after a reconnect,
+ * the deletion guard).
  */
 public final class RegistriesDebug implements DebugSource {
 
@@ -29,7 +30,26 @@ public final class RegistriesDebug implements DebugSource {
             long skipped,
             long errors,
             long droppedLabels,
+            Removals removals,
             Object options) {}
+
+    /**
+     * The registry's removal rules and what they hold.
+     *
+     * @param reregistrationWindow how long an instance that left is still served
+     * @param warmUp the warm-up in force after a reconnect
+     * @param heldUntil removals are held until then (a warm-up is running), or null
+     * @param guard the deletion guard's rule
+     * @param deletionGuard what the guard holds now, or null
+     * @param guardTrips how many times it tripped
+     */
+    public record Removals(
+            java.time.Duration reregistrationWindow,
+            java.time.Duration warmUp,
+            Instant heldUntil,
+            dev.meshbridge.core.config.RemovalPolicy.Guard guard,
+            Object deletionGuard,
+            long guardTrips) {}
 
     private final Supplier<java.util.Collection<RegistryReconciler.Running>> running;
     private final ServiceAggregator aggregator;
@@ -72,6 +92,13 @@ public final class RegistriesDebug implements DebugSource {
                             s.skippedCount(),
                             s.errorCount(),
                             s.droppedLabelCount(),
+                            new Removals(
+                                    r.config().removals().reregistrationWindow(),
+                                    s.warmUp(),
+                                    s.warmingUntil(),
+                                    r.config().removals().guard(),
+                                    s.guard() == null ? null : dev.meshbridge.app.Bridge.guard(s.guard()),
+                                    s.guardTrips()),
                             r.config().options());
                 })
                 .toList();

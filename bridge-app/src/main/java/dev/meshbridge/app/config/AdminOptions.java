@@ -1,6 +1,7 @@
 package dev.meshbridge.app.config;
 
 import dev.meshbridge.core.config.ConfigNode;
+import dev.meshbridge.core.config.Secret;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 
@@ -12,10 +13,21 @@ import java.net.UnknownHostException;
  * @param address bind address, default 127.0.0.1 (the debug pages show the whole catalog: keep it local unless
  *     needed)
  * @param port default 15080; 0 picks a free port
+ * @param token protects the admin actions ({@code POST /admin/...}): when set, an action needs {@code Authorization:
+ *     Bearer <token>} and may come from any address; when not, actions are taken from loopback addresses only (null)
  */
-public record AdminOptions(boolean enabled, String address, int port) {
+public record AdminOptions(boolean enabled, String address, int port, Secret token) {
 
-    public static final AdminOptions DEFAULTS = new AdminOptions(true, "127.0.0.1", 15080);
+    public static final AdminOptions DEFAULTS = new AdminOptions(true, "127.0.0.1", 15080, null);
+
+    public AdminOptions(boolean enabled, String address, int port) {
+        this(enabled, address, port, null);
+    }
+
+    /** The same options on another port. */
+    public AdminOptions withPort(int p) {
+        return new AdminOptions(enabled, address, p, token);
+    }
 
     public static AdminOptions parse(ConfigNode section) {
         boolean enabled = section.bool("enabled", true);
@@ -26,6 +38,7 @@ public record AdminOptions(boolean enabled, String address, int port) {
             section.problem("address", "'" + address + "' is not an address of this machine");
         }
         int port = section.integer("port", DEFAULTS.port(), 0, 65535);
-        return new AdminOptions(enabled, address, port);
+        Secret token = section.secret("token").orElse(null);
+        return new AdminOptions(enabled, address, port, token);
     }
 }

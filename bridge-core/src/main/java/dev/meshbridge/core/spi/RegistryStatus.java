@@ -115,6 +115,7 @@ public final class RegistryStatus {
     private final LongAdder guardTrips = new LongAdder();
     private volatile Guard guard;
     private volatile Instant warmingUntil;
+    private volatile Duration warmUp;
     private volatile Runnable releaseHandler;
     private volatile Instant downSince;
     private volatile Instant lastReminder;
@@ -337,6 +338,15 @@ public final class RegistryStatus {
     /** Removals are held after a reconnect until this instant (null: not warming up). */
     public void warmingUntil(Instant until) {
         warmingUntil = until;
+    }
+
+    /** The warm-up in force (the configured one, else the registry type's default); set by the watcher kit. */
+    public void warmUp(Duration d) {
+        warmUp = d;
+    }
+
+    public Duration warmUp() {
+        return warmUp;
     }
 
     public Instant warmingUntil() {

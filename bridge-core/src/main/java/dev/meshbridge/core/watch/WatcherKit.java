@@ -65,6 +65,7 @@ public final class WatcherKit implements AutoCloseable {
                 config.removals(),
                 warmUp);
         context.status().onRelease(() -> loop.execute(publisher::release));
+        context.status().warmUp(warmUp);
     }
 
     /** The warm-up in force. */
