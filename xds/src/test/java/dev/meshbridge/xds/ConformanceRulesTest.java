@@ -12,6 +12,7 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.envoy.validation.EnvoyValidators;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.cluster.v3.LoadBalancingPolicy;
 import io.envoyproxy.envoy.config.core.v3.Address;
@@ -46,7 +47,6 @@ import org.junit.jupiter.api.Test;
  */
 class ConformanceRulesTest {
 
-    private static final ProtoRules PROTO_RULES = new ProtoRules(XdsCore.ENVOY_ANY_TYPES);
     private final EnvoyTranslator translator = new EnvoyTranslator();
 
     // ------------------------------------------------------------------ what the translator makes
@@ -65,7 +65,7 @@ class ConformanceRulesTest {
             ServiceResources r = translator.translate(s);
             assertThat(r.skipped()).as(s.host()).isEmpty();
             for (XdsResource x : r.resources()) {
-                assertThat(PROTO_RULES.check(x.any())).as(x.name()).isEmpty();
+                assertThat(EnvoyValidators.validate(x.any())).as(x.name()).isEmpty();
             }
             assertThat(ConformanceRules.proxyless(EnvoyTranslatorTest.asClientHolds(r)))
                     .as(s.host())
