@@ -131,19 +131,20 @@ final class EnvoySidecarTranslator {
     }
 
     /**
-     * The Dubbo identities of a service: exact from a ZooKeeper interface-level source (interface, version and group
-     * as the provider URLs give them), else from the service's {@code dubbo.interface}, {@code dubbo.version} and
-     * {@code dubbo.group} labels (Nacos, and interfaces mapped to an application). A Dubbo application's host
-     * without an interface has none: it is reached through the interface hosts its mapping gives.
+     * The Dubbo identities of a service, from its {@code dubbo.interface} label: with the version and group of each
+     * source named by that interface (a ZooKeeper interface-level source keeps them as the provider URLs give them,
+     * untouched by the label rules), else with the {@code dubbo.version} and {@code dubbo.group} labels (Nacos's
+     * {@code providers:} names). A Dubbo application's host has no interface label: it is reached through the
+     * interface hosts its mapping gives.
      */
     static List<DubboId> dubboIds(MeshService service) {
+        String iface = service.labels().get("dubbo.interface");
+        if (iface == null || iface.isEmpty()) return List.of();
         Set<DubboId> out = new LinkedHashSet<>();
         for (ServiceKey k : service.sources()) {
-            if (k.registryType().equals("zookeeper") && k.namespace().startsWith("dubbo:"))
-                out.add(new DubboId(k.name(), k.version(), k.group()));
+            if (k.name().equals(iface)) out.add(new DubboId(iface, k.version(), k.group()));
         }
-        String iface = service.labels().get("dubbo.interface");
-        if (out.isEmpty() && iface != null && !iface.isEmpty()) {
+        if (out.isEmpty()) {
             out.add(new DubboId(
                     iface,
                     service.labels().getOrDefault("dubbo.version", ""),
