@@ -48,10 +48,10 @@ import java.util.TreeMap;
  *   <li>HTTP family (HTTP/1.1, HTTP/2, gRPC, Triple): listener {@code outbound_<httpPort>} whose connection manager
  *       (codec auto: HTTP/1.1 and h2c) takes route configuration {@code outbound_<httpPort>} over RDS: one virtual
  *       host per service and port, named {@code <host>:<port>}, with the domains {@code <host>:<port>} and, on the
- *       service's default port ({@link #defaultHttpPort}), {@code <host>}; plus the short forms (the host's leading
- *       labels: {@code orders} and {@code orders.services} for {@code orders.services.zookeeper}, alone on the default
- *       port and with {@code :<port>}) that no other service of that route configuration claims. A short form two
- *       services claim is left out of both and noted. Each virtual host's one route sends every path to the
+ *       service's default port ({@link #defaultHttpPort}), {@code <host>}; plus the short forms ({@link #shortForms}:
+ *       {@code orders} and {@code orders.services} for {@code orders.services.zookeeper}, alone on the default port
+ *       and with {@code :<port>}) that no other service of that route configuration claims. A short form two services
+ *       claim is left out of both and noted. Each virtual host's one route sends every path to the
  *       service's cluster for that port, with no route timeout (streams stay open);
  *   <li>each {@code httpServicePorts} entry P: listener and route configuration {@code outbound_P} with a virtual
  *       host per service that has port P, domains {@code <host>}, {@code <host>:P} and the short forms;
@@ -288,19 +288,28 @@ final class EnvoySidecarTranslator {
                             .setTimeout(noTimeout)));
             rc.addVirtualHosts(vh);
         }
-        for (String s : ambiguous)
-            notes.add("ambiguous-short-name", name + ": " + s + " (more than one service would answer to it)");
+        if (!ambiguous.isEmpty()) {
+            List<String> shown = ambiguous.stream().limit(10).toList();
+            notes.add(
+                    "ambiguous-short-name",
+                    name + ": " + ambiguous.size() + " short names would reach more than one service and are left out: "
+                            + String.join(", ", shown) + (ambiguous.size() > shown.size() ? ", ..." : ""));
+        }
         return rc.build();
     }
 
-    /** The host's leading labels, shortest first: {@code orders}, {@code orders.services} for three labels. */
+    /**
+     * The short names a client uses for a host: its first label (a Spring Cloud service id, a Eureka application, a
+     * Consul service: {@code orders} for {@code orders.services.zookeeper}) and the host without its last label (the
+     * registry's suffix: {@code orders.services}), when they differ from the host and from each other.
+     */
     static List<String> shortForms(String host) {
         List<String> out = new ArrayList<>();
-        int dot = host.indexOf('.');
-        while (dot > 0) {
-            out.add(host.substring(0, dot));
-            dot = host.indexOf('.', dot + 1);
-        }
+        int first = host.indexOf('.');
+        if (first <= 0) return out;
+        out.add(host.substring(0, first));
+        int last = host.lastIndexOf('.');
+        if (last > first) out.add(host.substring(0, last));
         return out;
     }
 

@@ -139,7 +139,8 @@ class EnvoySidecarTranslatorTest {
                 .contains(
                         new SidecarResources.Note(
                                 "ambiguous-short-name",
-                                "outbound_15001: orders (more than one service would answer to it)"),
+                                "outbound_15001: 2 short names would reach more than one service and are left out:"
+                                        + " orders, orders:80"),
                         new SidecarResources.Note(
                                 "https-not-routed",
                                 "billing.dc1.consul:443 (HTTPS: Envoy would send plain text to it; map it as TCP to"
@@ -269,9 +270,12 @@ class EnvoySidecarTranslatorTest {
     }
 
     @Test
-    void shortForms_areTheLeadingLabels() {
+    void shortForms_areTheFirstLabel_andTheHostWithoutItsRegistrySuffix() {
         assertThat(EnvoySidecarTranslator.shortForms("orders.services.zookeeper"))
                 .containsExactly("orders", "orders.services");
+        assertThat(EnvoySidecarTranslator.shortForms("orders.eureka")).containsExactly("orders");
+        assertThat(EnvoySidecarTranslator.shortForms("orders.default-group.public.nacos"))
+                .containsExactly("orders", "orders.default-group.public");
         assertThat(EnvoySidecarTranslator.shortForms("orders")).isEmpty();
     }
 
