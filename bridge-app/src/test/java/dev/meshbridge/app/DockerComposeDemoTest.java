@@ -186,6 +186,47 @@ class DockerComposeDemoTest {
                 .contains(admin, config.xds().ingress().httpPort());
     }
 
+    /** The egress Envoy is a sidecar: no listener of its own, the bridge's outbound listeners on published ports. */
+    @Test
+    void egressEnvoy_isASidecar_whoseOutboundListenersComeFromTheBridge() throws Exception {
+        Bootstrap bootstrap = envoyBootstrap("envoy-egress");
+        BridgeConfig config = bridgeConfig();
+
+        assertThat(config.xds().nodeRoles().role(bootstrap.getNode()))
+                .as("the bridge sends outbound listeners to sidecars only")
+                .isEqualTo(dev.meshbridge.xds.NodeRoles.SIDECAR);
+        assertThat(envoyBootstrap("envoy").getNode())
+                .satisfies(n ->
+                        assertThat(config.xds().nodeRoles().role(n)).isEqualTo(dev.meshbridge.xds.NodeRoles.GATEWAY));
+        assertThat(bootstrap.getStaticResources().getListenersList())
+                .as("listeners come from the bridge")
+                .isEmpty();
+        assertThat(bootstrap.getDynamicResources().getLdsConfig().hasAds()).isTrue();
+        assertThat(bootstrap.getDynamicResources().getCdsConfig().hasAds()).isTrue();
+        SocketAddress address = bootstrap
+                .getStaticResources()
+                .getClusters(0)
+                .getLoadAssignment()
+                .getEndpoints(0)
+                .getLbEndpoints(0)
+                .getEndpoint()
+                .getAddress()
+                .getSocketAddress();
+        assertThat(address.getAddress()).isEqualTo("bridge");
+        assertThat(address.getPortValue()).isEqualTo(config.xds().port());
+
+        var sidecar = config.xds().sidecar();
+        assertThat(sidecar.enabled()).isTrue();
+        assertThat(publishedPorts("envoy-egress"))
+                .contains(
+                        sidecar.httpPort(),
+                        sidecar.dubboPort(),
+                        bootstrap.getAdmin().getAddress().getSocketAddress().getPortValue());
+        // the smoke script calls services by name through it
+        String script = Files.readString(DEMO.dir().resolve("smoke.sh"));
+        assertThat(script).contains("127.0.0.1:" + sidecar.httpPort()).contains("hello.eureka", "greeter-zk.dubbo");
+    }
+
     @Test
     void smokeScript_isExecutable_andCallsEveryRoute() throws IOException {
         Path smoke = DEMO.dir().resolve("smoke.sh");
@@ -282,7 +323,12 @@ class DockerComposeDemoTest {
     }
 
     private static Bootstrap envoyBootstrap() throws IOException {
-        Map<String, Object> envoy = services().get("envoy");
+        return envoyBootstrap("envoy");
+    }
+
+    private static Bootstrap envoyBootstrap(String service) throws IOException {
+        Map<String, Object> envoy = services().get(service);
+        assertThat(envoy).as("compose service " + service).isNotNull();
         Path file = bindSources(envoy).get("/etc/envoy/envoy.yaml");
         assertThat(file)
                 .as("the envoy image reads /etc/envoy/envoy.yaml")
