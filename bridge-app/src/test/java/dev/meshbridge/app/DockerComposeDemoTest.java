@@ -163,12 +163,7 @@ class DockerComposeDemoTest {
         assertThat(bootstrap.getStaticResources().getClustersList()).hasSize(1);
         Cluster bridge = bootstrap.getStaticResources().getClusters(0);
         assertThat(bridge.getName()).isEqualTo("meshbridge");
-        SocketAddress address = bridge.getLoadAssignment()
-                .getEndpoints(0)
-                .getLbEndpoints(0)
-                .getEndpoint()
-                .getAddress()
-                .getSocketAddress();
+        SocketAddress address = bridgeAddress(bootstrap);
         assertThat(address.getAddress()).isEqualTo("bridge");
         assertThat(services()).containsKey(address.getAddress());
         assertThat(address.getPortValue()).isEqualTo(config.xds().port());
@@ -203,15 +198,7 @@ class DockerComposeDemoTest {
                 .isEmpty();
         assertThat(bootstrap.getDynamicResources().getLdsConfig().hasAds()).isTrue();
         assertThat(bootstrap.getDynamicResources().getCdsConfig().hasAds()).isTrue();
-        SocketAddress address = bootstrap
-                .getStaticResources()
-                .getClusters(0)
-                .getLoadAssignment()
-                .getEndpoints(0)
-                .getLbEndpoints(0)
-                .getEndpoint()
-                .getAddress()
-                .getSocketAddress();
+        SocketAddress address = bridgeAddress(bootstrap);
         assertThat(address.getAddress()).isEqualTo("bridge");
         assertThat(address.getPortValue()).isEqualTo(config.xds().port());
 
@@ -320,6 +307,19 @@ class DockerComposeDemoTest {
     private static String host(String address) {
         String s = address.contains("://") ? address.substring(address.indexOf("://") + 3) : address;
         return s.split("[:/]")[0];
+    }
+
+    /** Where a bootstrap's one static cluster, the bridge, is. */
+    private static SocketAddress bridgeAddress(Bootstrap bootstrap) {
+        return bootstrap
+                .getStaticResources()
+                .getClusters(0)
+                .getLoadAssignment()
+                .getEndpoints(0)
+                .getLbEndpoints(0)
+                .getEndpoint()
+                .getAddress()
+                .getSocketAddress();
     }
 
     private static Bootstrap envoyBootstrap() throws IOException {
