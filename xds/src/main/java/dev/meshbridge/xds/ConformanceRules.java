@@ -32,8 +32,8 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
 /**
- * The one list of rules every resource the bridge sends must satisfy, beyond the {@code .proto} annotations that
- * {@link ProtoRules} reads: what Envoy and every proxyless gRPC client check when they take a resource, the strictest
+ * The one list of rules every resource the bridge sends must satisfy, beyond the {@code .proto} annotations (which
+ * the tests check with Envoy's generated validators, module {@code envoy-validation}): what Envoy and every proxyless gRPC client check when they take a resource, the strictest
  * of them where they differ. The translator runs them before anything is sent (a resource that breaks one is left out
  * and reported), and the tests run them on every resource the translator makes (golden files, generated catalogs).
  *

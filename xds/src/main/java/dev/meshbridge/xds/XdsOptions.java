@@ -27,6 +27,7 @@ import java.util.Set;
  *     lets the server answer as soon as every registry has synced or passed its own {@code syncTimeout}); 0 answers
  *     at once
  * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
+ * @param sidecar the outbound listeners sidecars and egress proxies get
  */
 public record XdsOptions(
         String bindAddress,
@@ -39,7 +40,8 @@ public record XdsOptions(
         Ingress ingress,
         int healthyPanicThreshold,
         Duration initialSyncTimeout,
-        NodeRoles nodeRoles) {
+        NodeRoles nodeRoles,
+        SidecarOptions sidecar) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -54,7 +56,8 @@ public record XdsOptions(
             Ingress.DEFAULTS,
             0,
             Duration.ofSeconds(30),
-            NodeRoles.DEFAULTS);
+            NodeRoles.DEFAULTS,
+            SidecarOptions.DEFAULTS);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -101,6 +104,7 @@ public record XdsOptions(
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
         Objects.requireNonNull(nodeRoles, "nodeRoles");
+        Objects.requireNonNull(sidecar, "sidecar");
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
@@ -126,7 +130,8 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                sidecar);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
@@ -141,7 +146,8 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                sidecar);
     }
 
     public XdsOptions withInitialSyncTimeout(Duration timeout) {
@@ -156,7 +162,8 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 timeout,
-                nodeRoles);
+                nodeRoles,
+                sidecar);
     }
 
     public XdsOptions withNodeRoles(NodeRoles roles) {
@@ -171,7 +178,8 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                roles);
+                roles,
+                sidecar);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -186,7 +194,52 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                sidecar);
+    }
+
+    /** The same options with an 11-argument shape (no sidecar section): sidecars get the default listeners. */
+    public XdsOptions(
+            String bindAddress,
+            int port,
+            Duration connectTimeout,
+            boolean grpcListeners,
+            Set<String> lbMetadataLabels,
+            Duration keepaliveTime,
+            Duration maxConnectionAge,
+            Ingress ingress,
+            int healthyPanicThreshold,
+            Duration initialSyncTimeout,
+            NodeRoles nodeRoles) {
+        this(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                SidecarOptions.DEFAULTS);
+    }
+
+    public XdsOptions withSidecar(SidecarOptions sidecar) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                sidecar);
     }
 
     /** The translator options these give. */
@@ -249,7 +302,19 @@ public record XdsOptions(
             hold = DEFAULTS.initialSyncTimeout();
         }
         NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
+        SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
         return new XdsOptions(
-                bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress, panic, hold, roles);
+                bind,
+                port,
+                connectTimeout,
+                grpcListeners,
+                labels,
+                keepalive,
+                maxAge,
+                ingress,
+                panic,
+                hold,
+                roles,
+                sidecar);
     }
 }

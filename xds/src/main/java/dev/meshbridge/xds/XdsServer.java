@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  *   <li>first answers are held until {@link #markCatalogReady()} (the bridge calls it once every registry has synced
  *       or passed its sync timeout) or {@link XdsOptions#initialSyncTimeout()}; the protocol policy (unknown types,
  *       absent resources, NACKs, make-before-break removals) is the engine's, the same as the MCP server's;
- *   <li>a node's role ({@link NodeRoles}) decides whether its wildcard listener subscription includes the Ingress
- *       listeners (gateways only);
+ *   <li>a node's role ({@link NodeRoles}) decides which listeners its wildcard subscription includes: the Ingress
+ *       listeners (gateways only) or the outbound listeners ({@link EnvoySidecarTranslator}, sidecars only);
  *   <li>{@link #start()} once; {@link #close()} stops it, and a second close does nothing.
  * </ol>
  */
@@ -74,6 +74,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         this.core = new XdsCore(
                 translator,
                 options.ingress().enabled() ? new EnvoyIngressTranslator(translator, options.ingress()) : null,
+                options.sidecar().enabled() ? new EnvoySidecarTranslator(translator, options.sidecar()) : null,
                 new XdsMetrics(registry),
                 ads.engine());
         ads.addService(new Cds())
@@ -143,7 +144,8 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                     Map.of(),
                     java.util.List.of(),
                     java.util.List.of(),
-                    new XdsDebugView.Ingress(false, "", "", java.util.List.of(), java.util.List.of()));
+                    new XdsDebugView.Ingress(false, "", "", java.util.List.of(), java.util.List.of()),
+                    new XdsDebugView.Sidecar(false, java.util.List.of(), java.util.List.of()));
         }
     }
 
