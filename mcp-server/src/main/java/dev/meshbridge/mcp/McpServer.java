@@ -14,7 +14,6 @@ import dev.meshbridge.core.util.Hash64;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -107,8 +106,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                         "mcp",
                         options.bindAddress(),
                         options.port(),
-                        Duration.ofSeconds(60),
-                        Duration.ZERO,
+                        options.keepaliveTime(),
+                        options.maxConnectionAge(),
                         MAX_REQUEST_BYTES,
                         options.initialSyncTimeout(),
                         options.minPushInterval()),
@@ -165,7 +164,15 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     /** Receives catalog snapshots (on the aggregator's thread; the work happens on the server's thread). */
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
-        ads.execute(() -> apply(snapshot));
+        ads.execute(() -> engine.applyChange(snapshot.firstEventNanos(), () -> apply(snapshot)));
+    }
+
+    /**
+     * Sends every istiod to another replica (graceful shutdown): GOAWAY, then every stream ends with
+     * {@code UNAVAILABLE}; see {@link AdsServer#drain()}.
+     */
+    public CompletableFuture<Void> drain() {
+        return ads.drain();
     }
 
     /** The {@code /debug/mcp} page. */
