@@ -938,6 +938,25 @@ public final class AdsEngine {
         return out;
     }
 
+    /**
+     * Counts the streams that have a response unacknowledged since before {@code cutoff} (a client that stopped
+     * answering, or one whose transport is stuck), into the {@code streams.stale} gauge; serving thread.
+     */
+    public int refreshStale(Instant cutoff) {
+        int stale = 0;
+        for (AdsStream st : streams) {
+            boolean[] late = {false};
+            st.forEachState(ts -> late[0] |= ts.requested
+                    && ts.lastSentNonce != null
+                    && !ts.lastSentAcked
+                    && ts.lastSentAt != null
+                    && ts.lastSentAt.isBefore(cutoff));
+            if (late[0]) stale++;
+        }
+        metrics.stale(stale);
+        return stale;
+    }
+
     /** Open streams (serving thread). */
     public int streamCount() {
         return streams.size();

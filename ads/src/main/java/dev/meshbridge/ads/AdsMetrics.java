@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       into a later push);
  *   <li>{@code acks} and {@code nacks} (counters; tag {@code type}): responses clients accepted and rejected;
  *   <li>{@code clients} (gauge; tags {@code type}, {@code protocol}): streams subscribed to a type;
- *   <li>{@code streams} (gauge): open streams; {@code resources} (gauge; tag {@code type}): resources served;
+ *   <li>{@code streams} (gauge): open streams; {@code streams.stale} (gauge): streams with a response not acknowledged
+ *       for {@link AdsServer#STALE_AFTER} or more; {@code resources} (gauge; tag {@code type}): resources served;
  *   <li>{@code holding} (gauge): 1 while first answers are held for the registries' first sync, 0 after;
  *   <li>{@code event.to.ack} (timer with histogram buckets): from a registry event to the ACK of the last client
  *       subscribed to what it changed.
@@ -55,6 +56,7 @@ final class AdsMetrics {
     private final AtomicInteger[][] clients;
     private final AtomicInteger[] resources;
     private final AtomicInteger streams = new AtomicInteger();
+    private final AtomicInteger stale = new AtomicInteger();
     private final AtomicInteger holding = new AtomicInteger(1);
     private final Counter paced;
     private final Timer eventToAck;
@@ -127,6 +129,10 @@ final class AdsMetrics {
         Gauge.builder(p + "streams", streams, AtomicInteger::get)
                 .description("open streams")
                 .register(registry);
+        Gauge.builder(p + "streams.stale", stale, AtomicInteger::get)
+                .description("streams with a response not acknowledged for " + AdsServer.STALE_AFTER.toSeconds()
+                        + " s or more")
+                .register(registry);
         Gauge.builder(p + "holding", holding, AtomicInteger::get)
                 .description("1 while first answers are held until the registries' first sync")
                 .register(registry);
@@ -145,6 +151,10 @@ final class AdsMetrics {
 
     void eventToAck(long nanos) {
         eventToAck.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    void stale(int n) {
+        stale.set(n);
     }
 
     void paced() {

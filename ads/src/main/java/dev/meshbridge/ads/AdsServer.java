@@ -63,6 +63,9 @@ public final class AdsServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdsServer.class);
     private static final Context.Key<String> PEER = Context.key("meshbridge.ads.peer");
 
+    /** A stream whose response has not been acknowledged for this long counts as stale ({@code streams.stale}). */
+    public static final Duration STALE_AFTER = Duration.ofSeconds(30);
+
     private enum State {
         LATENT,
         STARTED,
@@ -140,6 +143,8 @@ public final class AdsServer implements AutoCloseable {
         }
         server = s;
         boundPort = boundPort(s);
+        executor.scheduleWithFixedDelay(
+                () -> guarded(() -> engine.refreshStale(clock.instant().minus(STALE_AFTER))), 5, 5, TimeUnit.SECONDS);
         if (options.initialSyncTimeout().isZero()) {
             markReady("initialSyncTimeout is 0");
         } else {

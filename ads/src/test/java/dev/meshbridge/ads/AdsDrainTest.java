@@ -171,6 +171,27 @@ class AdsDrainTest {
     }
 
     @Test
+    void staleStreams_areThoseWithAResponseUnacknowledgedBeforeTheCutoff() {
+        try (AdsTestClient quiet = new AdsTestClient(server.port(), node("quiet")).openSotw();
+                AdsTestClient prompt = subscribed("prompt")) {
+            quiet.sotw(THING.typeUrl(), List.of(), "", "");
+            DiscoveryResponse unanswered = quiet.next();
+            server.idle().join();
+            java.time.Instant later = java.time.Instant.now().plusSeconds(1);
+            assertThat(server.query(() -> server.engine().refreshStale(later))).isEqualTo(1);
+            assertThat(meters.get("meshbridge.test.streams.stale").gauge().value())
+                    .isEqualTo(1);
+            assertThat(server.query(() -> server.engine().refreshStale(later.minusSeconds(60))))
+                    .as("unacknowledged for less than the stale time")
+                    .isZero();
+            double before = acks();
+            quiet.ack(unanswered, List.of());
+            await().atMost(Duration.ofSeconds(10)).until(() -> acks() > before);
+            assertThat(server.query(() -> server.engine().refreshStale(later))).isZero();
+        }
+    }
+
+    @Test
     void maxConnectionAgeGrace_isATenthOfTheAge_between1And10Seconds() {
         assertThat(AdsServer.maxConnectionAgeGrace(Duration.ofSeconds(2))).isEqualTo(Duration.ofSeconds(1));
         assertThat(AdsServer.maxConnectionAgeGrace(Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(3));
