@@ -109,10 +109,14 @@ class DashboardAndAlertsTest {
         List<String> queries = new ArrayList<>();
         Set<Integer> ids = new TreeSet<>();
         for (JsonNode panel : dashboard.path("panels")) {
-            assertThat(ids.add(panel.path("id").asInt())).as("panel ids are unique").isTrue();
+            assertThat(ids.add(panel.path("id").asInt()))
+                    .as("panel ids are unique")
+                    .isTrue();
             if (panel.path("type").asText().equals("row")) continue;
             assertThat(panel.path("datasource").path("uid").asText()).isEqualTo("${datasource}");
-            assertThat(panel.path("targets")).as("queries of %s", panel.path("title")).isNotEmpty();
+            assertThat(panel.path("targets"))
+                    .as("queries of %s", panel.path("title"))
+                    .isNotEmpty();
             for (JsonNode t : panel.path("targets")) queries.add(t.path("expr").asText());
         }
         for (JsonNode v : dashboard.path("templating").path("list")) {
@@ -149,14 +153,17 @@ class DashboardAndAlertsTest {
     @Test
     void everyAlert_namesOnlyMetricsTheBridgeExports() {
         Chart.Rendered r = Chart.parse(Chart.templateWith("prometheusRule: {enabled: true}"));
-        GenericKubernetesResource rule = (GenericKubernetesResource) r.ofKind("PrometheusRule").get(0);
+        GenericKubernetesResource rule =
+                (GenericKubernetesResource) r.ofKind("PrometheusRule").get(0);
         List<Map<String, Object>> rules = rule.get("spec", "groups", 0, "rules");
         Set<String> alerts = new TreeSet<>();
         for (Map<String, Object> alert : rules) {
             String expr = String.valueOf(alert.get("expr"));
             Set<String> names = metricsIn(expr);
             assertThat(names).as("metrics of %s", alert.get("alert")).isNotEmpty();
-            assertThat(exported).as("the bridge exports every metric of %s", alert.get("alert")).containsAll(names);
+            assertThat(exported)
+                    .as("the bridge exports every metric of %s", alert.get("alert"))
+                    .containsAll(names);
             assertBalanced(expr);
             assertThat(expr).as("the alert reads the chart's series only").contains("{job=\"meshbridge\"}");
             alerts.add(String.valueOf(alert.get("alert")));
@@ -176,11 +183,13 @@ class DashboardAndAlertsTest {
         Chart.Rendered r = Chart.parse(Chart.templateWith("""
                 prometheusRule: {enabled: true, registryDownMinutes: 7, catalogShrinkPercent: 40}
                 """));
-        GenericKubernetesResource rule = (GenericKubernetesResource) r.ofKind("PrometheusRule").get(0);
+        GenericKubernetesResource rule =
+                (GenericKubernetesResource) r.ofKind("PrometheusRule").get(0);
         List<Map<String, Object>> rules = rule.get("spec", "groups", 0, "rules");
         Map<String, Map<String, Object>> byName = new java.util.HashMap<>();
         rules.forEach(x -> byName.put(String.valueOf(x.get("alert")), x));
         assertThat(byName.get("MeshbridgeRegistryDown")).containsEntry("for", "7m");
-        assertThat(String.valueOf(byName.get("MeshbridgeCatalogShrank").get("expr"))).contains("< 60 / 100 *");
+        assertThat(String.valueOf(byName.get("MeshbridgeCatalogShrank").get("expr")))
+                .contains("< 60 / 100 *");
     }
 }
