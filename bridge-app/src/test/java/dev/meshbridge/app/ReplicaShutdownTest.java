@@ -105,8 +105,8 @@ class ReplicaShutdownTest {
         await().atMost(WAIT).until(() -> service.readyNames().size() == 2);
         GrpcJavaClient client = new GrpcJavaClient(service.port());
         closeables.add(client);
-        awaitAnsweredBy(client, ORDERS, "orders-1", "orders-2");
-        awaitAnsweredBy(client, GREETER, "greeter-1", "greeter-2");
+        client.awaitAnsweredBy(ORDERS, "orders-1", "orders-2");
+        client.awaitAnsweredBy(GREETER, "greeter-1", "greeter-2");
 
         // grpc-java keeps one xDS client, hence one stream, per channel target: the Service may put them on either
         String node = client.nodeId();
@@ -124,7 +124,7 @@ class ReplicaShutdownTest {
         ProxylessClient.Calls all;
         long shutdownMillis;
         try {
-            awaitTraffic(client, 20);
+            client.awaitTraffic(20);
             atShutdown = client.traffic();
             long t0 = System.nanoTime();
             Thread stopping = Thread.ofPlatform().name("sigterm").start(holder::shutdownGracefully);
@@ -156,8 +156,8 @@ class ReplicaShutdownTest {
 
             // the client follows the registry through the remaining replica
             apps.registerSpring("orders", backend("orders-3").port());
-            awaitTrafficReaches(client, "orders-3");
-            awaitTraffic(client, 20);
+            await().atMost(WAIT).until(() -> client.traffic().answeredBy("orders-3") > 0);
+            client.awaitTraffic(20);
         } finally {
             all = client.stopTraffic();
         }
@@ -189,7 +189,7 @@ class ReplicaShutdownTest {
             GrpcJavaClient c = new GrpcJavaClient(service.port());
             closeables.add(c);
             clients.add(c);
-            awaitAnsweredBy(c, ORDERS, "orders-1");
+            c.awaitAnsweredBy(ORDERS, "orders-1");
         }
         // scale-up: a second replica joins the Service; only connections made from now on can reach it
         Bridge b = replica("replica-b", config);
@@ -295,29 +295,5 @@ class ReplicaShutdownTest {
                             out.merge(e.getKey(), e.getValue().path("responses").asLong(), Long::sum));
         }
         return out;
-    }
-
-    // ------------------------------------------------------------------ what the caller sees
-
-    private static void awaitAnsweredBy(ProxylessClient client, String host, String... names) {
-        Set<String> expected = Set.of(names);
-        await().atMost(WAIT)
-                .untilAsserted(() -> assertThat(client.call(host, 4 * expected.size())
-                                .answeredBy()
-                                .keySet())
-                        .isEqualTo(expected));
-    }
-
-    private static void awaitTraffic(ProxylessClient client, long n) {
-        ProxylessClient.Calls start = client.traffic();
-        long target = start.answered() + start.failures().size() + n;
-        await().atMost(WAIT).until(() -> {
-            ProxylessClient.Calls now = client.traffic();
-            return now.answered() + now.failures().size() >= target;
-        });
-    }
-
-    private static void awaitTrafficReaches(ProxylessClient client, String backend) {
-        await().atMost(WAIT).until(() -> client.traffic().answeredBy(backend) > 0);
     }
 }
