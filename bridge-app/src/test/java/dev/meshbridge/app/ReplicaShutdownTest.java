@@ -158,6 +158,14 @@ class ReplicaShutdownTest {
             apps.registerSpring("orders", backend("orders-3").port());
             await().atMost(WAIT).until(() -> client.traffic().answeredBy("orders-3") > 0);
             client.awaitTraffic(20);
+            io.micrometer.core.instrument.Timer eventToAck =
+                    other.meters().get("meshbridge.xds.event.to.ack").timer();
+            await().atMost(WAIT).until(() -> eventToAck.count() > 0);
+            log.info(
+                    "registry event to the last subscribed client's ACK on the remaining replica: {} changes, max {}"
+                            + " ms",
+                    eventToAck.count(),
+                    eventToAck.max(java.util.concurrent.TimeUnit.MILLISECONDS));
         } finally {
             all = client.stopTraffic();
         }
