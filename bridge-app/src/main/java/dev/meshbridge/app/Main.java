@@ -197,7 +197,7 @@ public final class Main {
                     .addShutdownHook(new Thread(
                             () -> {
                                 log.info("stopping");
-                                bridge.close();
+                                bridge.shutdownGracefully();
                                 stopped.countDown();
                             },
                             "meshbridge-shutdown"));

@@ -293,6 +293,9 @@ public record XdsOptions(
         if (maxAge.isNegative()) {
             section.problem("maxConnectionAge", "must not be negative");
             maxAge = Duration.ZERO;
+        } else if (!maxAge.isZero() && maxAge.compareTo(Duration.ofSeconds(1)) < 0) {
+            section.problem("maxConnectionAge", "must be at least 1s (or 0 for never)");
+            maxAge = Duration.ZERO;
         }
         Ingress ingress = Ingress.parse(section.section("ingress"));
         int panic = section.integer("healthyPanicThreshold", 0, 0, 100);

@@ -97,6 +97,14 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         return this;
     }
 
+    /**
+     * Sends every client to another replica (graceful shutdown): GOAWAY, then every stream ends with
+     * {@code UNAVAILABLE}; see {@link AdsServer#drain()}.
+     */
+    public CompletableFuture<Void> drain() {
+        return ads.drain();
+    }
+
     /** The port the server listens on (the actual one when configured as 0); -1 before start. */
     public int port() {
         return ads.port();
@@ -117,7 +125,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
         ads.execute(() -> {
-            core.applySnapshot(snapshot);
+            ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot));
             servedSequence = snapshot.sequence();
         });
     }

@@ -78,6 +78,9 @@ public final class Demo implements AutoCloseable {
                 # the demo's ZooKeeper lives in memory: nothing to keep across restarts
                 data:
                   directory: ""
+                # one replica on a laptop: stop at once on Ctrl-C
+                shutdown:
+                  drainPeriod: 0s
                 """.formatted(zookeeper.connectString(), xdsPort, mcpPort, adminPort);
     }
 
