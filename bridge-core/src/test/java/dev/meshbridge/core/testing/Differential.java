@@ -349,8 +349,8 @@ public final class Differential {
             });
             int shown = 0;
             for (Map.Entry<String, String> f : firstSeen.entrySet()) {
-                if (shown++ == 30) {
-                    sb.append("\n  ... ").append(firstSeen.size() - 30).append(" more");
+                if (shown++ == 80) {
+                    sb.append("\n  ... ").append(firstSeen.size() - 80).append(" more");
                     break;
                 }
                 sb.append("\n  from ").append(f.getValue()).append(": ").append(f.getKey());
