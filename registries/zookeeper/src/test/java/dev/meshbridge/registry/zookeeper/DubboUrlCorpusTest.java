@@ -58,7 +58,7 @@ class DubboUrlCorpusTest {
     }
 
     @Test
-    void dubbo26DefaultKeys_theBridgeReadsThemAsDubbo2xConsumersDo() {
+    void dubbo26DefaultKeys_theBridgeReadsThemAsDubbosConsumerDoes() {
         String written = "dubbo://10.0.0.1:20880/org.demo.Greeter?anyhost=true&dubbo=2.6.2&interface=org.demo.Greeter"
                 + "&side=provider&default.version=1.0.0&default.group=blue&default.weight=7&timestamp=1600000000000";
         URL dubbo = URLStrParser.parseEncodedStr(URL.encode(written));
