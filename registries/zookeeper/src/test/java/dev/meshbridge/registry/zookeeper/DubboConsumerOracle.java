@@ -56,8 +56,10 @@ final class DubboConsumerOracle implements AutoCloseable {
         this.root = root;
         cluster.setApplicationModel(app);
         URL url = URL.valueOf("zookeeper://" + address + "/org.apache.dubbo.registry.RegistryService?file.cache=false"
-                        + "&check=true&group=" + root.substring(1))
+                        + "&check=true&delay-notification=0&group=" + root.substring(1))
                 .setScopeModel(app);
+        // delay-notification=0: Dubbo's ZooKeeper registry otherwise holds each change of a path for up to 5 s (its
+        // default, by sleeping on the ZooKeeper event thread); the lists it notifies are the same, only later
         registry = app.getExtensionLoader(RegistryFactory.class)
                 .getExtension("zookeeper")
                 .getRegistry(url);

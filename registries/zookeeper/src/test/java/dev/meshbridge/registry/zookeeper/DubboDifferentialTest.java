@@ -11,8 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -53,6 +53,8 @@ class DubboDifferentialTest {
     private static final List<String> GROUPS = List.of("", "blue");
     private static final List<String> PROTOCOLS = List.of("dubbo", "tri");
     private static final List<Integer> PORTS = List.of(20880, 20881, 50051);
+    /** Fewer than the (host, port) slots of any one root and interface (18 hosts x 3 ports), so a new one is free. */
+    private static final int MAX_PROVIDERS = 48;
 
     private static ZkServer zk;
     private static CuratorFramework raw;
@@ -66,6 +68,9 @@ class DubboDifferentialTest {
     private final Map<String, Provider> providers = new LinkedHashMap<>();
     private final Map<String, Set<String>> overrides = new HashMap<>();
     private final Map<String, String> rules = new TreeMap<>();
+    /** The znode Dubbo's registry wrote for each URL registered through it, by root and URL. */
+    private final Map<String, String> znodes = new HashMap<>();
+
     private int revisions;
 
     @BeforeAll
@@ -102,7 +107,7 @@ class DubboDifferentialTest {
 
     @Test
     void interfaceLevel_everyRound_theBridgeServesWhatDubbosConsumerCalls() throws Exception {
-        Differential.Rounds rounds = new Differential.Rounds("dubbo-interface-level", 40, Duration.ofSeconds(40));
+        Differential.Rounds rounds = new Differential.Rounds("dubbo-interface-level", 200, Duration.ofSeconds(40));
         Random random = rounds.random();
         try (Differential.Bridge bridge = new Differential.Bridge(
                 "type: zookeeper\nname: zk\naddresses: [\"" + zk.address() + "\"]\nzkServicesPath: [/dubbo, /gray]")) {
@@ -110,8 +115,9 @@ class DubboDifferentialTest {
             rounds.run(round -> {
                 int ops = 1 + random.nextInt(4);
                 for (int i = 0; i < ops; i++) change(random);
-                if (!Differential.awaitConsumer(() -> lag() == null, Duration.ofSeconds(10)))
-                    return List.of("Dubbo's consumer did not catch up: " + lag());
+                String[] lastLag = {null};
+                if (!Differential.awaitConsumer(() -> (lastLag[0] = lag()) == null, Duration.ofSeconds(10)))
+                    return List.of("Dubbo's consumer did not catch up: " + lastLag[0]);
                 return Differential.disagreements(
                         truth(),
                         bridge::snapshot,
@@ -127,7 +133,7 @@ class DubboDifferentialTest {
 
     private void change(Random random) throws Exception {
         int dice = random.nextInt(100);
-        if (dice < 40 || providers.isEmpty()) register(random, null);
+        if ((dice < 40 && providers.size() < MAX_PROVIDERS) || providers.isEmpty()) register(random, null);
         else if (dice < 60) unregister(Differential.pick(random, new ArrayList<>(providers.values())));
         else if (dice < 75) {
             Provider p = Differential.pick(random, new ArrayList<>(providers.values()));
@@ -180,11 +186,13 @@ class DubboDifferentialTest {
         }
         String s = url.toString();
         if (dubbo26) {
+            String znode = root + "/" + iface + "/providers/" + URL.encode(s);
             raw.create()
                     .creatingParentsIfNeeded()
                     .withMode(CreateMode.EPHEMERAL)
-                    .forPath(root + "/" + iface + "/providers/" + URL.encode(s));
-        } else writers.get(root).register(s);
+                    .forPath(znode);
+            znodes.put(root + " " + s, znode);
+        } else registerWithDubbo(root, iface, "providers", s);
         providers.put(root + " " + s, new Provider(root, iface, host, port, s));
     }
 
@@ -197,21 +205,48 @@ class DubboDifferentialTest {
     }
 
     private void unregister(Provider p) throws Exception {
-        if (p.url().contains("default."))
-            raw.delete().forPath(p.root() + "/" + p.iface() + "/providers/" + URL.encode(p.url()));
-        else writers.get(p.root()).unregister(p.url());
+        unregisterWithDubbo(p.root(), p.url());
         providers.remove(p.root() + " " + p.url());
     }
 
+    /**
+     * Registers through Dubbo's own registry and remembers the znode it wrote (found by the URL's unique revision).
+     */
+    private void registerWithDubbo(String root, String iface, String category, String url) throws Exception {
+        writers.get(root).register(url);
+        String revision = URL.valueOf(url).getParameter("revision");
+        String dir = root + "/" + iface + "/" + category;
+        for (String child : raw.getChildren().forPath(dir)) {
+            if (revision.equals(URL.valueOf(URL.decode(child)).getParameter("revision"))) {
+                znodes.put(root + " " + url, dir + "/" + child);
+                return;
+            }
+        }
+        throw new IllegalStateException("Dubbo's registry wrote no znode for " + url);
+    }
+
+    /**
+     * Unregisters through Dubbo's registry, then deletes the znode that was written if it is still there (and so
+     * removes a 2.6 znode written directly): Dubbo 3's {@code URL.toFullString} (the znode name) can order the
+     * parameters of the same URL differently at unregistration than it did at registration (seen here), and its
+     * registry then deletes a name that does not exist and leaves the provider in place until the session ends.
+     */
+    private void unregisterWithDubbo(String root, String url) throws Exception {
+        String znode = znodes.remove(root + " " + url);
+        if (!url.contains("default.")) writers.get(root).unregister(url);
+        if (znode != null && raw.checkExists().forPath(znode) != null)
+            raw.delete().forPath(znode);
+    }
+
     /** Adds a Dubbo 2.6 {@code override://} of one provider (disable or weight) or removes one. */
-    private void override26(Random random) {
+    private void override26(Random random) throws Exception {
         List<String> existing = new ArrayList<>();
         overrides.forEach((root, set) -> set.forEach(o -> existing.add(root + " " + o)));
         if (!existing.isEmpty() && random.nextInt(3) == 0) {
             String pick = Differential.pick(random, existing);
             String root = pick.substring(0, pick.indexOf(' '));
             String url = pick.substring(pick.indexOf(' ') + 1);
-            writers.get(root).unregister(url);
+            unregisterWithDubbo(root, url);
             overrides.get(root).remove(url);
             return;
         }
@@ -226,8 +261,18 @@ class DubboDifferentialTest {
         if (group != null && !group.isEmpty()) o.append("&group=").append(group);
         o.append(random.nextBoolean() ? "&disabled=true" : "&weight=" + (1 + random.nextInt(300)));
         String url = o.toString();
-        writers.get(p.root()).register(url);
-        overrides.computeIfAbsent(p.root(), r -> new HashSet<>()).add(url);
+        // one override per provider address, replaced as dubbo-admin does: two that disagree on one address tie in
+        // Dubbo's order (address, then priority) and are applied in ZooKeeper's child order, which is arbitrary (it
+        // differs between the servers of an ensemble), so no consumer's answer is the truth there
+        String prefix = "override://" + p.host() + ":" + p.port() + "/" + p.iface() + "?";
+        for (String old : new ArrayList<>(overrides.getOrDefault(p.root(), Set.of()))) {
+            if (old.startsWith(prefix)) {
+                unregisterWithDubbo(p.root(), old);
+                overrides.get(p.root()).remove(old);
+            }
+        }
+        registerWithDubbo(p.root(), p.iface(), "configurators", url);
+        overrides.computeIfAbsent(p.root(), r -> new LinkedHashSet<>()).add(url);
     }
 
     /**
@@ -296,11 +341,16 @@ class DubboDifferentialTest {
                                 expected.add(URL.valueOf(o).getParameter("revision"));
                         }
                         Set<String> seen = new TreeSet<>();
-                        for (URL u : c.providers(iface, version, group)) seen.add(u.getParameter("revision"));
+                        List<String> unexpected = new ArrayList<>();
+                        for (URL u : c.providers(iface, version, group)) {
+                            seen.add(u.getParameter("revision"));
+                            if (!expected.contains(u.getParameter("revision"))) unexpected.add(u.toFullString());
+                        }
                         for (URL u : c.overrides(iface, version, group)) seen.add(u.getParameter("revision"));
                         if (!expected.equals(seen)) {
                             return identity(root, iface, version, group) + ": registered revisions " + expected
-                                    + ", notified " + seen;
+                                    + ", notified " + seen + ", in ZooKeeper " + znodeRevisions(root, iface)
+                                    + (unexpected.isEmpty() ? "" : ", notified and not expected " + unexpected);
                         }
                     }
                 }
@@ -308,6 +358,20 @@ class DubboDifferentialTest {
         }
         int real = consumers.get("/dubbo").providers(REAL, "", "").size();
         return real == 2 ? null : "the real provider's 2 URLs: notified " + real;
+    }
+
+    /** The revisions of the provider and override znodes of one interface, for messages. */
+    private static Set<String> znodeRevisions(String root, String iface) {
+        Set<String> out = new TreeSet<>();
+        for (String category : List.of("providers", "configurators")) {
+            try {
+                for (String child : raw.getChildren().forPath(root + "/" + iface + "/" + category))
+                    out.add(URL.valueOf(URL.decode(child)).getParameter("revision"));
+            } catch (Exception e) {
+                out.add(category + ": " + e.getClass().getSimpleName());
+            }
+        }
+        return out;
     }
 
     /** For every identity of every root, the providers Dubbo's consumer would call. */
@@ -339,8 +403,6 @@ class DubboDifferentialTest {
                 (ServiceKey k) -> k.name().equals(iface)
                         && k.version().equals(version)
                         && k.group().equals(group)
-                        && k.namespace().contains(root)
-                        && !k.namespace().contains("mapping")
-                        && !k.namespace().contains("app"));
+                        && k.namespace().equals(ZookeeperCatalog.DUBBO_NS + root));
     }
 }

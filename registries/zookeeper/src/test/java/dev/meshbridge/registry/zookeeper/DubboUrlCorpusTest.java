@@ -163,9 +163,12 @@ class DubboUrlCorpusTest {
                 Boolean.toString(DubboNaming.enabled(bridge.parameters())));
         // Dubbo 3 renames default.<key> to <key>; the bridge may keep either name, but not another value
         for (Map.Entry<String, String> p : dubbo3.getParameters().entrySet()) {
+            // a key without '=' (a value holding a raw '&' splits into one) is an empty key in Dubbo 3's encoded
+            // parser (a quirk; 2.x read it as key=key): no parameter anyone can read by name, nothing to compare
+            if (p.getKey().isEmpty()) continue;
             String value = bridge.parameters().get(p.getKey());
             if (value == null) value = bridge.parameters().get("default." + p.getKey());
-            check(problems, written, "a parameter value", p.getValue(), value);
+            check(problems, written, "parameter '" + p.getKey() + "'", p.getValue(), value);
         }
         return problems;
     }
