@@ -12,6 +12,9 @@ import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcher;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.watch.HostResolver;
+import dev.meshbridge.core.watch.Ticker;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -115,6 +118,14 @@ public final class Differential {
          *     zookeeper\nname: zk\naddresses: [\"127.0.0.1:2181\"]"}
          */
         public Bridge(String entry) {
+            this(entry, HostResolver.Lookup.SYSTEM);
+        }
+
+        /**
+         * @param lookup how the watcher resolves the host names instances are registered under (a table in suites
+         *     that register names; clients would resolve them the same way)
+         */
+        public Bridge(String entry, HostResolver.Lookup lookup) {
             Map<String, RegistryWatcherProvider> providers = RegistriesConfig.loadProviders();
             String indented = "  - " + entry.strip().replace("\n", "\n    ") + "\n";
             try {
@@ -125,7 +136,9 @@ public final class Differential {
             } catch (ConfigException e) {
                 throw new IllegalArgumentException(e.getMessage(), e);
             }
-            WatcherContext context = catalog.context(config);
+            WatcherContext plain = catalog.context(config);
+            WatcherContext context = new WatcherContext(
+                    config, plain.events(), plain.status(), new WatcherRuntime(Ticker.system(), lookup));
             status = context.status();
             watcher = providers.get(config.type()).create(config, context);
             watcher.start();

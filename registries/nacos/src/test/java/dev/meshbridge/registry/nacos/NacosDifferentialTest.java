@@ -71,7 +71,7 @@ class NacosDifferentialTest {
 
     @Test
     void namespacesAndGroups_everyRound_theBridgeServesWhatSelectInstancesReturns() throws Exception {
-        Differential.Rounds rounds = new Differential.Rounds("nacos", 30, Duration.ofSeconds(40));
+        Differential.Rounds rounds = new Differential.Rounds("nacos", 150, Duration.ofSeconds(40));
         Random random = rounds.random();
         try (Differential.Bridge bridge = new Differential.Bridge("type: nacos\nname: nacos\naddresses: [\""
                 + server.address() + "\"]\nnacosNamespaceId: [public, dev]\nnacosGroups: [DEFAULT_GROUP, TRADE]\n"
