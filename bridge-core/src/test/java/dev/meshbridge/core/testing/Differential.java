@@ -184,10 +184,19 @@ public final class Differential {
      *     out (a port the suite does not compare)
      */
     public static SortedSet<Target> routable(MeshSnapshot snapshot, Identity identity, EndpointView view) {
+        return served(snapshot, identity, view, true);
+    }
+
+    /**
+     * What the bridge serves for an identity: with {@code routableOnly} as {@link #routable}, else every endpoint it
+     * sends, whatever its health, weight or enabled flag (what a client that lists instances would see).
+     */
+    public static SortedSet<Target> served(
+            MeshSnapshot snapshot, Identity identity, EndpointView view, boolean routableOnly) {
         SortedSet<Target> out = new TreeSet<>();
         for (MeshService s : servicesOf(snapshot, identity)) {
             for (Endpoint e : s.endpoints()) {
-                if (!e.routable() || !e.health().healthy()) continue;
+                if (routableOnly && (!e.routable() || !e.health().healthy())) continue;
                 for (Map.Entry<String, Integer> p : e.ports().entrySet()) {
                     Target t = view.target(s, e, p.getKey(), p.getValue());
                     if (t != null) out.add(t);
@@ -233,6 +242,19 @@ public final class Differential {
             Supplier<MeshSnapshot> bridge,
             Duration settle,
             EndpointView view) {
+        return disagreements(truth, bridge, settle, view, true);
+    }
+
+    /**
+     * As {@link #disagreements(Map, Supplier, Duration, EndpointView)}; with {@code routableOnly} false the consumer's
+     * targets are compared with every endpoint the bridge sends (a consumer that lists instances whatever their health).
+     */
+    public static List<String> disagreements(
+            Map<Identity, ? extends Collection<Target>> truth,
+            Supplier<MeshSnapshot> bridge,
+            Duration settle,
+            EndpointView view,
+            boolean routableOnly) {
         List<List<String>> last = new ArrayList<>(List.of(List.of("never compared")));
         String[] version = {""};
         long[] changedAt = {System.nanoTime()};
@@ -247,7 +269,7 @@ public final class Differential {
                             version[0] = snapshot.version();
                             changedAt[0] = System.nanoTime();
                         }
-                        last.set(0, compare(truth, snapshot, view));
+                        last.set(0, compare(truth, snapshot, view, routableOnly));
                         return last.get(0).isEmpty() || System.nanoTime() - changedAt[0] > settle.toNanos();
                     });
         } catch (org.awaitility.core.ConditionTimeoutException e) {
@@ -259,10 +281,19 @@ public final class Differential {
     /** The disagreements between the consumer's targets and one snapshot, one line per identity. */
     public static List<String> compare(
             Map<Identity, ? extends Collection<Target>> truth, MeshSnapshot snapshot, EndpointView view) {
+        return compare(truth, snapshot, view, true);
+    }
+
+    /** As {@link #compare(Map, MeshSnapshot, EndpointView)}, against every endpoint sent unless {@code routableOnly}. */
+    public static List<String> compare(
+            Map<Identity, ? extends Collection<Target>> truth,
+            MeshSnapshot snapshot,
+            EndpointView view,
+            boolean routableOnly) {
         List<String> problems = new ArrayList<>();
         for (Map.Entry<Identity, ? extends Collection<Target>> t : truth.entrySet()) {
             SortedSet<Target> consumer = new TreeSet<>(t.getValue());
-            SortedSet<Target> served = routable(snapshot, t.getKey(), view);
+            SortedSet<Target> served = served(snapshot, t.getKey(), view, routableOnly);
             if (consumer.equals(served)) continue;
             SortedSet<Target> onlyConsumer = new TreeSet<>(consumer);
             onlyConsumer.removeAll(served);
