@@ -7,12 +7,24 @@ import com.alibaba.nacos.api.PropertyKeyConst;
 import com.alibaba.nacos.api.naming.NamingFactory;
 import com.alibaba.nacos.api.naming.NamingService;
 import com.alibaba.nacos.api.naming.pojo.Instance;
+import com.netflix.appinfo.ApplicationInfoManager;
+import com.netflix.appinfo.EurekaInstanceConfig;
+import com.netflix.appinfo.InstanceInfo;
+import com.netflix.appinfo.InstanceInfo.InstanceStatus;
+import com.netflix.appinfo.MyDataCenterInstanceConfig;
+import com.netflix.appinfo.providers.EurekaConfigBasedInstanceInfoProvider;
+import com.netflix.discovery.DefaultEurekaClientConfig;
+import com.netflix.discovery.DiscoveryClient;
+import com.netflix.discovery.shared.transport.jersey3.Jersey3TransportClientFactories;
 import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.testing.Differential;
 import dev.meshbridge.registry.consul.ConsulTestServer;
+import dev.meshbridge.registry.eureka.testing.EmbeddedEurekaServer;
+import dev.meshbridge.registry.eureka.testing.EurekaRegistrar;
 import dev.meshbridge.registry.nacos.NacosTestServer;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,6 +44,8 @@ import org.kiwiproject.consul.model.agent.ImmutableRegCheck;
 import org.kiwiproject.consul.model.agent.ImmutableRegistration;
 import org.kiwiproject.consul.model.health.ServiceHealth;
 import org.kiwiproject.consul.option.Options;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.netflix.eureka.EurekaDiscoveryClient;
 
 /**
  * What grpc-java's own xDS client calls through the bridge, against what the registry's own consumer would call, one
@@ -92,14 +106,17 @@ class GrpcXdsDifferentialTest {
                 instances.add(in);
             }
             registrant.batchRegisterInstance("orders", "DEFAULT_GROUP", instances);
-            Set<String> truth = new TreeSet<>();
+            // the consumer has caught up once its cache holds exactly what was registered (enabled, as pushed)
+            Set<String> registeredNow = new TreeSet<>();
+            for (Instance in : instances) if (in.isEnabled()) registeredNow.add(describe(in));
             await().atMost(WAIT).until(() -> {
-                truth.clear();
-                for (Instance in : consumer.selectInstances("orders", "DEFAULT_GROUP", true))
-                    truth.add(backendAt(in.getPort()));
-                return consumer.getAllInstances("orders", "DEFAULT_GROUP").size()
-                        == instances.stream().filter(Instance::isEnabled).count();
+                Set<String> cached = new TreeSet<>();
+                for (Instance in : consumer.getAllInstances("orders", "DEFAULT_GROUP")) cached.add(describe(in));
+                return cached.equals(registeredNow);
             });
+            Set<String> truth = new TreeSet<>();
+            for (Instance in : consumer.selectInstances("orders", "DEFAULT_GROUP", true))
+                truth.add(backendAt(in.getPort()));
             if (bridge == null) startBridge("""
                         type: nacos
                         name: nacos
@@ -156,7 +173,81 @@ class GrpcXdsDifferentialTest {
         });
     }
 
+    /**
+     * Eureka: Spring Cloud Netflix's {@code EurekaDiscoveryClient} on a real Netflix {@code DiscoveryClient} that has
+     * fetched the in-process server's registry is the consumer (only {@code UP} instances, the secure port when on).
+     */
+    @Test
+    void eureka_grpcJavaCallsWhatSpringsDiscoveryClientReturns() throws Exception {
+        EmbeddedEurekaServer server = EmbeddedEurekaServer.start();
+        closeables.add(server::close);
+        EurekaRegistrar registrar = new EurekaRegistrar(server.serviceUrl());
+        closeables.add(registrar::close);
+        EurekaInstanceConfig instanceConfig = new MyDataCenterInstanceConfig();
+        DefaultEurekaClientConfig clientConfig = new DefaultEurekaClientConfig() {
+            @Override
+            public boolean shouldRegisterWithEureka() {
+                return false;
+            }
+
+            @Override
+            public List<String> getEurekaServerServiceUrls(String myZone) {
+                return List.of(server.serviceUrl());
+            }
+        };
+        DiscoveryClient netflix = new DiscoveryClient(
+                new ApplicationInfoManager(
+                        instanceConfig, new EurekaConfigBasedInstanceInfoProvider(instanceConfig).get()),
+                clientConfig,
+                Jersey3TransportClientFactories.getInstance());
+        closeables.add(netflix::shutdown);
+        EurekaDiscoveryClient spring = new EurekaDiscoveryClient(netflix, clientConfig);
+        Method refresh = DiscoveryClient.class.getDeclaredMethod("refreshRegistry");
+        refresh.setAccessible(true);
+        startBackends();
+        List<InstanceStatus> statuses =
+                List.of(InstanceStatus.UP, InstanceStatus.UP, InstanceStatus.DOWN, InstanceStatus.OUT_OF_SERVICE);
+        Differential.Rounds rounds = new Differential.Rounds("xds-eureka", ROUNDS, Duration.ofSeconds(60));
+        Random random = rounds.random();
+        Map<Integer, InstanceInfo> registered = new java.util.HashMap<>();
+        rounds.run(round -> {
+            for (int i = 0; i < BACKENDS; i++) {
+                boolean first = i == 0;
+                InstanceInfo old = registered.remove(i);
+                if (!first && random.nextInt(5) == 0) {
+                    if (old != null) registrar.cancel(old);
+                    continue;
+                }
+                InstanceInfo info = EurekaRegistrar.springCloudInstance(
+                                "orders", "127.0.0.1", backends.get(i).port())
+                        .setInstanceId("backend-" + i)
+                        .setStatus(first ? InstanceStatus.UP : statuses.get(random.nextInt(statuses.size())))
+                        .build();
+                registrar.register(info);
+                registered.put(i, info);
+            }
+            Set<String> truth = new TreeSet<>();
+            await().atMost(WAIT).until(() -> {
+                refresh.invoke(netflix); // what its 30-second timer does
+                com.netflix.discovery.shared.Application app = netflix.getApplication("ORDERS");
+                return app != null && app.getInstancesAsIsFromEureka().size() == registered.size();
+            });
+            for (ServiceInstance in : spring.getInstances("orders")) truth.add(backendAt(in.getPort()));
+            if (bridge == null) startBridge("""
+                        type: eureka
+                        name: eu
+                        addresses: ["%s"]
+                        fetchInterval: 100ms
+                        """.formatted(server.serviceUrl()));
+            return compare(k -> k.registryType().equals("eureka") && k.name().equals("ORDERS"), truth);
+        });
+    }
+
     // ------------------------------------------------------------------ shared
+
+    private static String describe(Instance in) {
+        return in.getPort() + " healthy=" + in.isHealthy() + " weight=" + in.getWeight();
+    }
 
     private static NamingService naming(String address) throws Exception {
         Properties p = new Properties();
