@@ -9,6 +9,7 @@ import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
+import dev.meshbridge.core.naming.IpAddresses;
 import io.envoyproxy.pgv.validate.Validate;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -378,19 +379,19 @@ final class ProtoRules {
                     out.add(fp + ": " + shown(s) + " is no hostname");
             }
             case IP -> {
-                if (r.getIp() && !InetLiterals.isIpLiteral(s)) out.add(fp + ": " + shown(s) + " is no IP address");
+                if (r.getIp() && !IpAddresses.isBare(s)) out.add(fp + ": " + shown(s) + " is no IP address");
             }
             case IPV4 -> {
-                if (r.getIpv4() && !(InetLiterals.isIpLiteral(s) && !s.contains(":")))
+                if (r.getIpv4() && !(IpAddresses.isBare(s) && !s.contains(":")))
                     out.add(fp + ": " + shown(s) + " is no IPv4 address");
             }
             case IPV6 -> {
-                if (r.getIpv6() && !(InetLiterals.isIpLiteral(s) && s.contains(":")))
+                if (r.getIpv6() && !(IpAddresses.isBare(s) && s.contains(":")))
                     out.add(fp + ": " + shown(s) + " is no IPv6 address");
             }
             case ADDRESS -> {
                 if (r.getAddress()
-                        && !InetLiterals.isIpLiteral(s)
+                        && !IpAddresses.isBare(s)
                         && !HOSTNAME.matcher(s).matches())
                     out.add(fp + ": " + shown(s) + " is neither a hostname nor an IP address");
             }
