@@ -2,6 +2,7 @@ package dev.meshbridge.xds;
 
 import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.naming.Dns1123;
+import dev.meshbridge.core.naming.IpAddresses;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -53,7 +54,7 @@ public record SidecarOptions(
 
     public SidecarOptions {
         Objects.requireNonNull(bindAddress, "bindAddress");
-        if (!InetLiterals.isIpLiteral(bindAddress))
+        if (!IpAddresses.isBare(bindAddress))
             throw new IllegalArgumentException("sidecar bindAddress '" + bindAddress + "' is not an IP address");
         httpServicePorts = List.copyOf(httpServicePorts);
         tcp = List.copyOf(tcp);
@@ -76,7 +77,7 @@ public record SidecarOptions(
     static SidecarOptions parse(ConfigNode section) {
         boolean enabled = section.bool("enabled", true);
         String bind = section.string("bindAddress", DEFAULTS.bindAddress()).trim();
-        if (!InetLiterals.isIpLiteral(bind)) {
+        if (!IpAddresses.isBare(bind)) {
             section.problem("bindAddress", "expected an IP address such as 0.0.0.0 or 127.0.0.1, got '" + bind + "'");
             bind = DEFAULTS.bindAddress();
         }

@@ -1,6 +1,7 @@
 package dev.meshbridge.xds;
 
 import dev.meshbridge.core.config.ConfigNode;
+import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -74,7 +75,7 @@ public record XdsOptions(
 
         public Ingress {
             Objects.requireNonNull(bindAddress, "bindAddress");
-            if (!InetLiterals.isIpLiteral(bindAddress))
+            if (!IpAddresses.isBare(bindAddress))
                 throw new IllegalArgumentException("ingress bindAddress '" + bindAddress + "' is not an IP address");
             if (httpPort < 0 || httpPort > 65535 || httpsPort < 0 || httpsPort > 65535)
                 throw new IllegalArgumentException("ingress ports must be in 0..65535");
@@ -249,7 +250,7 @@ public record XdsOptions(
 
     private static String parseBindAddress(ConfigNode section, String key, boolean localhost) {
         String bind = section.string(key, DEFAULT_BIND_ADDRESS).trim();
-        if (!(localhost && bind.equals("localhost")) && !InetLiterals.isIpLiteral(bind)) {
+        if (!(localhost && bind.equals("localhost")) && !IpAddresses.isBare(bind)) {
             section.problem(key, "expected an IP address such as 0.0.0.0, 127.0.0.1 or ::, got '" + bind + "'");
             return DEFAULT_BIND_ADDRESS;
         }
