@@ -70,7 +70,7 @@ final class ZookeeperApps implements AutoCloseable {
                         .retryPolicy(new RetryNTimes(5, 200))
                         .build()),
                 new DubboRegistryWriter(
-                        connect, "session=" + session.toMillis() + "&retry.period=" + dubboRetry.toMillis()));
+                        connect, "/dubbo", "session=" + session.toMillis() + "&retry.period=" + dubboRetry.toMillis()));
     }
 
     private static CuratorFramework started(CuratorFramework c) throws InterruptedException {

@@ -1,6 +1,7 @@
 package dev.meshbridge.xds;
 
 import dev.meshbridge.core.config.ConfigNode;
+import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -27,6 +28,7 @@ import java.util.Set;
  *     lets the server answer as soon as every registry has synced or passed its own {@code syncTimeout}); 0 answers
  *     at once
  * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
+ * @param sidecar the outbound listeners sidecars and egress proxies get
  */
 public record XdsOptions(
         String bindAddress,
@@ -39,7 +41,8 @@ public record XdsOptions(
         Ingress ingress,
         int healthyPanicThreshold,
         Duration initialSyncTimeout,
-        NodeRoles nodeRoles) {
+        NodeRoles nodeRoles,
+        SidecarOptions sidecar) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -54,7 +57,8 @@ public record XdsOptions(
             Ingress.DEFAULTS,
             0,
             Duration.ofSeconds(30),
-            NodeRoles.DEFAULTS);
+            NodeRoles.DEFAULTS,
+            SidecarOptions.DEFAULTS);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -71,7 +75,7 @@ public record XdsOptions(
 
         public Ingress {
             Objects.requireNonNull(bindAddress, "bindAddress");
-            if (!InetLiterals.isIpLiteral(bindAddress))
+            if (!IpAddresses.isBare(bindAddress))
                 throw new IllegalArgumentException("ingress bindAddress '" + bindAddress + "' is not an IP address");
             if (httpPort < 0 || httpPort > 65535 || httpsPort < 0 || httpsPort > 65535)
                 throw new IllegalArgumentException("ingress ports must be in 0..65535");
@@ -101,6 +105,7 @@ public record XdsOptions(
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
         Objects.requireNonNull(nodeRoles, "nodeRoles");
+        Objects.requireNonNull(sidecar, "sidecar");
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
@@ -126,7 +131,8 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                sidecar);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
@@ -141,7 +147,8 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                sidecar);
     }
 
     public XdsOptions withInitialSyncTimeout(Duration timeout) {
@@ -156,7 +163,8 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 timeout,
-                nodeRoles);
+                nodeRoles,
+                sidecar);
     }
 
     public XdsOptions withNodeRoles(NodeRoles roles) {
@@ -171,7 +179,8 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                roles);
+                roles,
+                sidecar);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -186,7 +195,52 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                sidecar);
+    }
+
+    /** The same options with an 11-argument shape (no sidecar section): sidecars get the default listeners. */
+    public XdsOptions(
+            String bindAddress,
+            int port,
+            Duration connectTimeout,
+            boolean grpcListeners,
+            Set<String> lbMetadataLabels,
+            Duration keepaliveTime,
+            Duration maxConnectionAge,
+            Ingress ingress,
+            int healthyPanicThreshold,
+            Duration initialSyncTimeout,
+            NodeRoles nodeRoles) {
+        this(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                SidecarOptions.DEFAULTS);
+    }
+
+    public XdsOptions withSidecar(SidecarOptions sidecar) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                sidecar);
     }
 
     /** The translator options these give. */
@@ -196,7 +250,7 @@ public record XdsOptions(
 
     private static String parseBindAddress(ConfigNode section, String key, boolean localhost) {
         String bind = section.string(key, DEFAULT_BIND_ADDRESS).trim();
-        if (!(localhost && bind.equals("localhost")) && !InetLiterals.isIpLiteral(bind)) {
+        if (!(localhost && bind.equals("localhost")) && !IpAddresses.isBare(bind)) {
             section.problem(key, "expected an IP address such as 0.0.0.0, 127.0.0.1 or ::, got '" + bind + "'");
             return DEFAULT_BIND_ADDRESS;
         }
@@ -240,6 +294,9 @@ public record XdsOptions(
         if (maxAge.isNegative()) {
             section.problem("maxConnectionAge", "must not be negative");
             maxAge = Duration.ZERO;
+        } else if (!maxAge.isZero() && maxAge.compareTo(Duration.ofSeconds(1)) < 0) {
+            section.problem("maxConnectionAge", "must be at least 1s (or 0 for never)");
+            maxAge = Duration.ZERO;
         }
         Ingress ingress = Ingress.parse(section.section("ingress"));
         int panic = section.integer("healthyPanicThreshold", 0, 0, 100);
@@ -249,7 +306,19 @@ public record XdsOptions(
             hold = DEFAULTS.initialSyncTimeout();
         }
         NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
+        SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
         return new XdsOptions(
-                bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress, panic, hold, roles);
+                bind,
+                port,
+                connectTimeout,
+                grpcListeners,
+                labels,
+                keepalive,
+                maxAge,
+                ingress,
+                panic,
+                hold,
+                roles,
+                sidecar);
     }
 }

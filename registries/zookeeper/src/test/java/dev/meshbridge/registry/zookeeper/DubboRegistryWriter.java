@@ -17,18 +17,25 @@ public final class DubboRegistryWriter implements AutoCloseable {
     private final Registry registry;
 
     public DubboRegistryWriter(String zookeeperAddress) {
-        this(zookeeperAddress, "");
+        this(zookeeperAddress, "/dubbo");
+    }
+
+    /** A writer under another root ({@code /gray}: Dubbo's registry {@code group=gray}). */
+    public DubboRegistryWriter(String zookeeperAddress, String root) {
+        this(zookeeperAddress, root, "");
     }
 
     /**
+     * @param root the registry's root ({@code /dubbo} by default)
      * @param registryParameters more parameters of Dubbo's registry URL, e.g. {@code session=2000} (Dubbo's ZooKeeper
      *     session timeout, 60 s by default) or {@code retry.period=1000} (how soon a failed or lost registration is
      *     made again, 5 s by default)
      */
-    public DubboRegistryWriter(String zookeeperAddress, String registryParameters) {
+    public DubboRegistryWriter(String zookeeperAddress, String root, String registryParameters) {
         ApplicationModel app = framework.newApplication();
         URL url = URL.valueOf("zookeeper://" + zookeeperAddress
-                        + "/org.apache.dubbo.registry.RegistryService?file.cache=false&check=true"
+                        + "/org.apache.dubbo.registry.RegistryService?file.cache=false&check=true&group="
+                        + root.substring(1)
                         + (registryParameters.isEmpty() ? "" : "&" + registryParameters))
                 .setScopeModel(app);
         RegistryFactory factory = app.getExtensionLoader(RegistryFactory.class).getExtension("zookeeper");

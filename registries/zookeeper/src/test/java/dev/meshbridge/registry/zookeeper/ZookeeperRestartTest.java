@@ -68,7 +68,7 @@ class ZookeeperRestartTest {
 
         Applications(ZkServer zk) throws Exception {
             proxy = new TcpProxy(zk.port());
-            dubbo = new DubboRegistryWriter(proxy.address(), "session=2000&retry.period=1500");
+            dubbo = new DubboRegistryWriter(proxy.address(), "/dubbo", "session=2000&retry.period=1500");
             curator = CuratorFrameworkFactory.builder()
                     .connectString(proxy.address())
                     .sessionTimeoutMs(2000)
