@@ -54,6 +54,7 @@ class ZookeeperRestartEndToEndTest {
     private TcpProxy appsProxy;
     private boolean appsCut;
     private Bridge bridge;
+    private ZookeeperApps.DubboProvider oneMore;
 
     @AfterEach
     void close() throws Exception {
@@ -263,5 +264,86 @@ class ZookeeperRestartEndToEndTest {
         assertThat(admin("GET", "/healthz").body()).doesNotContain("deletionGuard");
         assertThat(admin("POST", "/admin/registries/zk/release").statusCode()).isEqualTo(409);
         assertThat(admin("POST", "/admin/registries/nope/release").statusCode()).isEqualTo(404);
+    }
+
+    /**
+     * The registry and the bridge, with one more Dubbo interface with a single provider registered directly (no proxy)
+     * by Dubbo's own registry, in {@link #oneMore}.
+     */
+    private ZookeeperApps startWithOneMoreProvider(String iface, String application) throws Exception {
+        startRegistry();
+        ZookeeperApps apps = closeLater(new ZookeeperApps(zk));
+        oneMore = apps.registerDubboInterface(iface, application, backend(application + "-1"), Map.of());
+        startBridge();
+        return apps;
+    }
+
+    /** The stream once it has everything and the one more provider at {@code host}, marked. */
+    private EndpointStream streamWithOneMore(String host) {
+        EndpointStream stream = streamWithEverything();
+        await().atMost(WAIT).until(() -> stream.endpointsOf(host).size() == 1);
+        stream.mark();
+        return stream;
+    }
+
+    /**
+     * What was measured before: Dubbo deleting and re-creating a provider znode 13 times with gaps of 0 to 100 ms
+     * (a reconnecting registry, a rolling restart on the same address) took the single provider's endpoint, its
+     * cluster and its ServiceEntry away 8 times. Now none of it leaves the xDS stream.
+     */
+    @Test
+    void aSingleDubboProviderReregistered13TimesWithinMilliseconds_neverLeavesTheXdsStream() throws Exception {
+        ZookeeperApps apps = startWithOneMoreProvider("org.demo.Flappy", "flappy");
+        ZookeeperApps.DubboProvider flappy = oneMore;
+        EndpointStream stream = streamWithOneMore("org.demo.flappy.dubbo");
+
+        java.util.Random random = new java.util.Random(16);
+        java.util.concurrent.ScheduledExecutorService dubbo =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(13);
+        try {
+            long at = 0;
+            for (int i = 0; i < 13; i++) {
+                dubbo.schedule(() -> apps.unregister(flappy), at, java.util.concurrent.TimeUnit.MILLISECONDS);
+                at += random.nextInt(101);
+                dubbo.schedule(
+                        () -> {
+                            apps.registerDubboInterface("org.demo.Flappy", "flappy", flappy.port(), Map.of());
+                            done.countDown();
+                        },
+                        at,
+                        java.util.concurrent.TimeUnit.MILLISECONDS);
+                at += random.nextInt(101);
+            }
+            assertThat(done.await(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS))
+                    .isTrue();
+        } finally {
+            dubbo.shutdownNow();
+        }
+        // past the re-registration window anything that was going to leave has left; a second provider registered
+        // after that reaches the stream behind it (one owner thread, one stream)
+        ticker.jump(Duration.ofSeconds(1));
+        apps.registerDubboInterface("org.demo.Flappy", "flappy", backend("flappy-2"), Map.of());
+        await().atMost(WAIT).until(() -> stream.endpointsOf("org.demo.flappy.dubbo").size() == 2);
+        assertThat(stream.removals()).as("what the xDS stream lost").isEmpty();
+    }
+
+    @Test
+    void theLastProviderLeaving_emptiesTheEndpoints_butKeepsTheClusterWhileDubboKnowsTheInterface() throws Exception {
+        ZookeeperApps apps = startWithOneMoreProvider("org.demo.Lonely", "lonely");
+        ZookeeperApps.DubboProvider only = oneMore;
+        EndpointStream stream = streamWithOneMore("org.demo.lonely.dubbo");
+
+        apps.unregister(only);
+        ticker.jump(Duration.ofSeconds(1));
+        await().atMost(WAIT).until(() -> stream.endpointsOf("org.demo.lonely.dubbo").isEmpty());
+        assertThat(stream.removals())
+                .as("an endpoint left; no cluster did")
+                .singleElement()
+                .asString()
+                .contains("org.demo.lonely.dubbo lost");
+        assertThat(stream.clusters()).anyMatch(c -> c.contains("org.demo.lonely.dubbo"));
+        assertThat(bridge.aggregator().current().service("org.demo.lonely.dubbo"))
+                .isNotNull();
     }
 }

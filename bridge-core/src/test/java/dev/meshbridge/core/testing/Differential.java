@@ -105,6 +105,12 @@ public final class Differential {
 
     /**
      * A watcher built by its type's provider from one {@code registries[]} entry, sending into a real aggregator.
+     *
+     * <p>Removals apply at once ({@code reregistrationWindow: 0s}, no warm-up, no deletion guard) unless the entry
+     * sets the removal rules itself: a suite compares what the registry's own consumer calls with what the bridge
+     * serves after each round, and its seeded rounds remove several instances at once on purpose, which the guard
+     * of a registry this small would rightly hold. When removals apply is what the restart suites and {@code
+     * RemovalRulesTest} test.
      */
     public static final class Bridge implements AutoCloseable {
 
@@ -127,7 +133,11 @@ public final class Differential {
          */
         public Bridge(String entry, HostResolver.Lookup lookup) {
             Map<String, RegistryWatcherProvider> providers = RegistriesConfig.loadProviders();
-            String indented = "  - " + entry.strip().replace("\n", "\n    ") + "\n";
+            String full = entry.strip();
+            if (!full.contains("reregistrationWindow:")) full += "\nreregistrationWindow: 0s";
+            if (!full.contains("warmUp:")) full += "\nwarmUp: 0s";
+            if (!full.contains("deletionGuard:")) full += "\ndeletionGuard: {enabled: false}";
+            String indented = "  - " + full.replace("\n", "\n    ") + "\n";
             try {
                 ConfigNode root = ConfigNode.parse("bridge.yaml", "registries:\n" + indented);
                 List<RegistryConfig> list = RegistriesConfig.parse(root, providers);

@@ -592,6 +592,41 @@ abstract class NacosScenarios {
         assertThat(addresses(s)).containsExactly("10.14.0.1");
     }
 
+    /**
+     * A restart as users meet it: the server comes back without its ephemeral instances, and every application's
+     * nacos-client registers its instance again by itself (its redo task) while the watcher's nacos-client is pushed
+     * the partial lists. With the warm-up (long enough for the redo, short enough for a test), no instance ever
+     * leaves what is served, and once it is over the registry's full read changes nothing.
+     */
+    @Test
+    void serverRestart_applicationsRegisteringAgainByThemselves_nothingLeavesTheCatalog() throws Exception {
+        String service = "steady-" + id;
+        String host = host(service, "DEFAULT_GROUP", "public");
+        for (int i = 1; i <= 3; i++) app(service, springCloudInstance("10.16.0." + i, 8080));
+        NamingService probe = registrant("public");
+        watch("nacosRefreshInterval: 200ms", "warmUp: 15s");
+        catalog.awaitService(host, s -> s.endpoints().size() == 3);
+        await().atMost(TestCatalog.TIMEOUT).until(status::hasSynced);
+        int mark = events.events().size();
+        long syncs = status.syncCount();
+
+        server().stop();
+        await().atMost(TestCatalog.TIMEOUT).until(() -> status.state() == RegistryStatus.State.DOWN);
+        server().start();
+        await().atMost(TestCatalog.TIMEOUT.multipliedBy(2))
+                .ignoreExceptions()
+                .until(() -> probe.getAllInstances(service, false).size() == 3);
+        // the warm-up ends with a full read
+        await().atMost(TestCatalog.TIMEOUT.multipliedBy(2))
+                .until(() -> status.warmingUntil() == null && status.syncCount() > syncs);
+
+        assertThat(dev.meshbridge.core.testing.Flaps.since(events.events(), mark))
+                .as("what left the catalog meanwhile")
+                .isEmpty();
+        assertThat(addresses(catalog.awaitService(host)))
+                .containsExactlyInAnyOrder("10.16.0.1", "10.16.0.2", "10.16.0.3");
+    }
+
     @Test
     void wrongCredentials_failClearly_andRightOnesWork() throws Exception {
         ServerHandle secured = startServerWithAuth("nacos", "s3cret-" + id);
