@@ -324,7 +324,8 @@ class ZookeeperRestartEndToEndTest {
         // after that reaches the stream behind it (one owner thread, one stream)
         ticker.jump(Duration.ofSeconds(1));
         apps.registerDubboInterface("org.demo.Flappy", "flappy", backend("flappy-2"), Map.of());
-        await().atMost(WAIT).until(() -> stream.endpointsOf("org.demo.flappy.dubbo").size() == 2);
+        await().atMost(WAIT)
+                .until(() -> stream.endpointsOf("org.demo.flappy.dubbo").size() == 2);
         assertThat(stream.removals()).as("what the xDS stream lost").isEmpty();
     }
 
@@ -336,7 +337,8 @@ class ZookeeperRestartEndToEndTest {
 
         apps.unregister(only);
         ticker.jump(Duration.ofSeconds(1));
-        await().atMost(WAIT).until(() -> stream.endpointsOf("org.demo.lonely.dubbo").isEmpty());
+        await().atMost(WAIT)
+                .until(() -> stream.endpointsOf("org.demo.lonely.dubbo").isEmpty());
         assertThat(stream.removals())
                 .as("an endpoint left; no cluster did")
                 .singleElement()
