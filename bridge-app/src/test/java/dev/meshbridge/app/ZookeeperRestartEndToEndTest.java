@@ -210,7 +210,8 @@ class ZookeeperRestartEndToEndTest {
     @Test
     void restartWithAnEmptyDataDirectory_guardHoldsEverything_healthzNamesIt_releaseRemoves() throws Exception {
         startRegistry();
-        startBridge();
+        // five endpoints: below the guard's default minEndpoints (10), from which its share rule applies
+        startBridge("deletionGuard: {minEndpoints: 2}");
         EndpointStream stream = streamWithEverything();
         stream.mark();
         long syncs = status().syncCount();

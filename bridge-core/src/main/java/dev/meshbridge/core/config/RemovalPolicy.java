@@ -16,10 +16,9 @@ import java.util.Objects;
  *       at once but no removal does for {@code warmUp}; then the watcher reads the registry in full and the removals
  *       that are still real apply (subject to 3);
  *   <li><b>deletion guard</b>: removals that would take away more than {@link Guard#share()} of the registry's
- *       endpoints (from {@link Guard#minEndpoints()} endpoints on; every endpoint of a registry of two or more, always),
- *       or more than {@link Guard#serviceShare()} of one service's, within {@link Guard#window()}, are held; the last
- *       state is served, and the guard is shown until the registry's state has been stable for {@link
- *       Guard#releaseWhenStableFor()} or an operator releases it.
+ *       endpoints (from {@link Guard#minEndpoints()} endpoints on), or more than {@link Guard#serviceShare()} of one
+ *       service's, within {@link Guard#window()}, are held; the last state is served, and the guard is shown until the
+ *       registry's state has been stable for {@link Guard#releaseWhenStableFor()} or an operator releases it.
  * </ol>
  *
  * @param reregistrationWindow how long an instance that left is still served, in case it comes back
@@ -75,8 +74,7 @@ public record RemovalPolicy(Duration reregistrationWindow, Duration warmUp, Guar
      *     the whole registry
      * @param serviceShare more than this share of one service's endpoints leaving within {@code window} trips it for
      *     that service
-     * @param minEndpoints the share rule for the registry applies from this many endpoints on (losing every endpoint
-     *     trips the guard from two on)
+     * @param minEndpoints the registry rule applies from this many endpoints on
      * @param minServiceEndpoints the service rule applies to services with at least this many endpoints
      * @param window how far back removals count
      * @param releaseWhenStableFor the guard lets the held removals go once nothing changed in the registry for this

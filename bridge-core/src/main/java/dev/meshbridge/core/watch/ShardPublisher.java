@@ -449,12 +449,10 @@ public final class ShardPublisher {
                 recentBy.merge(r.key(), (long) r.endpoints(), Long::sum);
             }
             long base = sentEndpoints + recentAll;
-            long vanishing = due + recentAll;
-            // more than the share of a registry big enough to judge, or every endpoint of any registry of two or more
-            boolean tooMany = due > 0
-                    && ((base >= guardPolicy.minEndpoints() && vanishing > guardPolicy.share() * base)
-                            || (base >= 2 && vanishing >= base));
-            if (registryTripped || tooMany) {
+            if (registryTripped
+                    || (due > 0
+                            && base >= guardPolicy.minEndpoints()
+                            && due + recentAll > guardPolicy.share() * base)) {
                 registryTripped = true;
                 held.addAll(dueByKey.keySet());
             } else {

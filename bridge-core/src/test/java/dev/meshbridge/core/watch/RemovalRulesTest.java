@@ -266,24 +266,6 @@ class RemovalRulesTest {
     }
 
     @Test
-    void guard_aSmallRegistryLosingEveryEndpointAtOnce_isHeldToo_oneInstanceGoingIsNot() {
-        start(RemovalPolicy.DEFAULT.withWarmUp(Duration.ZERO));
-        onLoop(p -> p.upsert(service("orders", "10.0.0.1", "10.0.0.2")));
-        onLoop(p -> p.upsert(service("cart", "10.0.1.1")));
-        onLoop(p -> p.upsert(service("orders", "10.0.0.1")));
-        advance(WINDOW.plusMillis(1));
-        assertThat(served("orders")).containsExactly("10.0.0.1");
-        assertThat(status.guard()).isNull();
-
-        onLoop(p -> p.remove(key("orders")));
-        onLoop(p -> p.remove(key("cart")));
-        advance(WINDOW.plusMillis(1));
-        assertThat(served("orders")).containsExactly("10.0.0.1");
-        assertThat(served("cart")).containsExactly("10.0.1.1");
-        assertThat(status.guard().heldEndpoints()).isEqualTo(2);
-    }
-
-    @Test
     void guard_releasesByItself_onceTheRegistryWasStableForItsPeriod() {
         start(RemovalPolicy.DEFAULT.withWarmUp(Duration.ZERO));
         onLoop(p -> p.upsert(service("orders", addresses("10.0.0.", 12))));
