@@ -96,8 +96,9 @@ class McpBridgeConverterTest {
                 .containsExactlyInAnyOrder(
                         "spec.registries[2].name: required field is missing",
                         "spec.registries[1].zkServicePath: unknown field; did you mean 'zkServicesPath'? (known here:"
-                                + " addresses, domain, emptyServiceGrace, emptyServicePolicy, hostNameRefresh, name,"
-                                + " nonIpAddress, port, servicePorts, syncTimeout, type, zkServicesPath)");
+                                + " addresses, deletionGuard, domain, emptyServiceGrace, emptyServicePolicy,"
+                                + " hostNameRefresh, name, nonIpAddress, port, reregistrationWindow, servicePorts,"
+                                + " syncTimeout, type, warmUp, zkServicesPath)");
     }
 
     @Test
