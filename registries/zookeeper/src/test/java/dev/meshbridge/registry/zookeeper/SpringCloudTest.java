@@ -248,7 +248,7 @@ class SpringCloudTest {
             MeshService s = h.awaitService(
                     "named.services.zookeeper", x -> x.endpoints().size() == 2);
             assertThat(s.endpoints()).extracting(Endpoint::address).containsExactly("10.1.7.1", "10.1.7.9");
-            await().atMost(TestCatalog.TIMEOUT).until(() -> h.status.skippedCount() == 1);
+            await().atMost(TestCatalog.TIMEOUT).until(() -> h.status.skippedCount() >= 1);
         }
     }
 
