@@ -1,5 +1,6 @@
 package dev.meshbridge.xds;
 
+import dev.meshbridge.ads.TlsOptions;
 import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
@@ -29,6 +30,7 @@ import java.util.Set;
  *     at once
  * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
  * @param sidecar the outbound listeners sidecars and egress proxies get
+ * @param tls TLS and client authorization of the server ({@code xds.tls}); plaintext by default
  */
 public record XdsOptions(
         String bindAddress,
@@ -42,7 +44,8 @@ public record XdsOptions(
         int healthyPanicThreshold,
         Duration initialSyncTimeout,
         NodeRoles nodeRoles,
-        SidecarOptions sidecar) {
+        SidecarOptions sidecar,
+        TlsOptions tls) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -106,6 +109,7 @@ public record XdsOptions(
         Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
         Objects.requireNonNull(nodeRoles, "nodeRoles");
         Objects.requireNonNull(sidecar, "sidecar");
+        Objects.requireNonNull(tls, "tls");
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
@@ -132,7 +136,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
@@ -148,7 +153,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withInitialSyncTimeout(Duration timeout) {
@@ -164,7 +170,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 timeout,
                 nodeRoles,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withNodeRoles(NodeRoles roles) {
@@ -180,7 +187,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 roles,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -196,7 +204,55 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar);
+                sidecar,
+                tls);
+    }
+
+    /** The same options, plaintext (no {@code tls} section). */
+    public XdsOptions(
+            String bindAddress,
+            int port,
+            Duration connectTimeout,
+            boolean grpcListeners,
+            Set<String> lbMetadataLabels,
+            Duration keepaliveTime,
+            Duration maxConnectionAge,
+            Ingress ingress,
+            int healthyPanicThreshold,
+            Duration initialSyncTimeout,
+            NodeRoles nodeRoles,
+            SidecarOptions sidecar) {
+        this(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                sidecar,
+                TlsOptions.DISABLED);
+    }
+
+    public XdsOptions withTls(TlsOptions tls) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                sidecar,
+                tls);
     }
 
     /** The same options with an 11-argument shape (no sidecar section): sidecars get the default listeners. */
@@ -240,7 +296,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     /** The translator options these give. */
@@ -307,6 +364,7 @@ public record XdsOptions(
         }
         NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
         SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
+        TlsOptions tls = TlsOptions.parse(section.section("tls"));
         return new XdsOptions(
                 bind,
                 port,
@@ -319,6 +377,7 @@ public record XdsOptions(
                 panic,
                 hold,
                 roles,
-                sidecar);
+                sidecar,
+                tls);
     }
 }

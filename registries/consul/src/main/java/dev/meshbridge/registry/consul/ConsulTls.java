@@ -1,6 +1,7 @@
 package dev.meshbridge.registry.consul;
 
 import dev.meshbridge.core.config.ConfigNode;
+import dev.meshbridge.core.tls.Pem;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
