@@ -51,6 +51,8 @@ public final class AdminServer implements AutoCloseable {
             throws IOException {
         this.json = new ObjectMapper()
                 .registerModule(new JavaTimeModule())
+                // options with an Optional field (a Consul token, TLS) render, as the value's own form
+                .registerModule(new com.fasterxml.jackson.datatype.jdk8.Jdk8Module())
                 .registerModule(new SimpleModule()
                         .addSerializer(Secret.class, ToStringSerializer.instance)
                         // a host naming scheme shows as the template in force (it has no bean properties)
