@@ -66,6 +66,9 @@ public final class ReloadingTls implements AutoCloseable {
     private volatile Instant lastErrorAt;
     private final AtomicLong failures = new AtomicLong();
     private volatile ScheduledFuture<?> poll;
+    private volatile long checkEveryNanos = -1;
+    private final List<SSLContext> contexts = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final AtomicLong lastCheckNanos = new AtomicLong(System.nanoTime());
 
     /**
      * @param name what these files are for, in logs and debug pages ({@code xds server}, {@code registry consul-1})
@@ -139,6 +142,24 @@ public final class ReloadingTls implements AutoCloseable {
         poll = scheduler.scheduleWithFixedDelay(this::reloadIfChanged, ms, ms, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Checks the files for a change when a handshake starts, at most every {@code interval}: for clients that make a
+     * connection now and then (a registry client), with no thread of their own. A changed file is used by the
+     * handshake that noticed it.
+     */
+    public ReloadingTls checkOnHandshake(Duration interval) {
+        checkEveryNanos = Math.max(0, interval.toNanos());
+        return this;
+    }
+
+    private void maybeReload() {
+        long every = checkEveryNanos;
+        if (every < 0) return;
+        long now = System.nanoTime();
+        long last = lastCheckNanos.get();
+        if (now - last >= every && lastCheckNanos.compareAndSet(last, now)) reloadIfChanged();
+    }
+
     /** Called after each successful reload (not after {@link #load()}), on the polling thread. */
     public void onReload(Consumer<Status> listener) {
         listeners.add(listener);
@@ -158,14 +179,35 @@ public final class ReloadingTls implements AutoCloseable {
         return new DelegatingTrustManager(onRefused == null ? e -> {} : onRefused);
     }
 
-    /** A client TLS context over the reloading managers (registries: a new connection uses the current files). */
+    /**
+     * A client TLS context over the reloading managers (registries: a new connection uses the current files). A
+     * resumed TLS session skips the certificates, so with {@link #checkOnHandshake} sessions are resumed for at most
+     * that interval (at least 1 s), and a reload forgets the sessions made with the old files.
+     */
     public SSLContext clientContext() throws GeneralSecurityException {
         SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(
                 files.hasIdentity() ? new javax.net.ssl.KeyManager[] {keyManager} : null,
                 new TrustManager[] {trustManager(null)},
                 null);
+        long every = checkEveryNanos;
+        if (every >= 0) {
+            ctx.getClientSessionContext().setSessionTimeout((int)
+                    Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toSeconds(every))));
+        }
+        contexts.add(ctx);
         return ctx;
+    }
+
+    private void forgetSessions() {
+        for (SSLContext ctx : contexts) {
+            var sessions = ctx.getClientSessionContext();
+            var ids = sessions.getIds();
+            while (ids.hasMoreElements()) {
+                javax.net.ssl.SSLSession s = sessions.getSession(ids.nextElement());
+                if (s != null) s.invalidate();
+            }
+        }
     }
 
     public Status status() {
@@ -280,6 +322,7 @@ public final class ReloadingTls implements AutoCloseable {
         current = g;
         failedFingerprint = null;
         if (old != null) {
+            forgetSessions();
             Status s = status();
             log.info(
                     "tls={} reloaded: subject={} serial={} notAfter={} trustedCas={}",
@@ -327,6 +370,7 @@ public final class ReloadingTls implements AutoCloseable {
         }
 
         private X509ExtendedKeyManager keys() {
+            maybeReload();
             Generation g = current;
             return g == null ? null : g.keys;
         }
@@ -389,6 +433,7 @@ public final class ReloadingTls implements AutoCloseable {
         }
 
         private X509ExtendedTrustManager trust() throws CertificateException {
+            maybeReload();
             Generation g = current;
             if (g == null) throw new CertificateException("TLS files of " + name + " are not loaded");
             return g.trust;
