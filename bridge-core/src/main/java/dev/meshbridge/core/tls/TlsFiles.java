@@ -40,7 +40,18 @@ public record TlsFiles(Path certFile, Path keyFile, Secret keyPassword, Path caF
             n.problem(cert == null ? "certFile" : "keyFile", "certFile and keyFile go together");
             return new TlsFiles(null, null, null, ca);
         }
-        return new TlsFiles(cert, key, password, ca);
+        TlsFiles files = new TlsFiles(cert, key, password, ca);
+        boolean readable = (cert == null || Files.isReadable(cert))
+                && (key == null || Files.isReadable(key))
+                && (ca == null || Files.isReadable(ca));
+        if (readable) {
+            try {
+                new ReloadingTls("config check", files, java.time.Clock.systemUTC()).load();
+            } catch (Exception e) {
+                n.problemHere("cannot use the TLS files: " + e.getMessage());
+            }
+        }
+        return files;
     }
 
     private static Path file(ConfigNode n, String key) {
