@@ -101,7 +101,8 @@ public record TlsOptions(
         if (!enabled) return DISABLED;
         boolean ok = true;
         if (!files.hasIdentity()) {
-            n.problemHere("tls needs certFile and keyFile (the server's certificate and private key)");
+            if (!n.has("certFile") && !n.has("keyFile"))
+                n.problemHere("tls needs certFile and keyFile (the server's certificate and private key)");
             ok = false;
         }
         if (auth != ClientAuth.NONE && files.caFile() == null) {
