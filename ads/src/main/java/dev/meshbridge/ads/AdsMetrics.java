@@ -20,7 +20,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code acks} and {@code nacks} (counters; tag {@code type}): responses clients accepted and rejected;
  *   <li>{@code clients} (gauge; tags {@code type}, {@code protocol}): streams subscribed to a type;
  *   <li>{@code streams} (gauge): open streams; {@code resources} (gauge; tag {@code type}): resources served;
- *   <li>{@code holding} (gauge): 1 while first answers are held for the registries' first sync, 0 after.
+ *   <li>{@code holding} (gauge): 1 while first answers are held for the registries' first sync, 0 after;
+ *   <li>{@code limits} (counter; tag {@code limit}): times a client reached one of {@link AdsLimits} (the tag is the
+ *       limit's config key, e.g. {@code maxNamesPerSubscription}); {@code connections} (gauge): open connections;
+ *       {@code subscribed.names} (gauge): (stream, name) subscriptions held.
  * </ul>
  */
 final class AdsMetrics {
@@ -36,10 +39,18 @@ final class AdsMetrics {
     private final AtomicInteger holding = new AtomicInteger(1);
     private final Counter paced;
     private final ResourceTypes types;
+    private final MeterRegistry registry;
+    private final String prefix;
+    private final java.util.concurrent.ConcurrentHashMap<String, Counter> limits =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    final AtomicInteger connections = new AtomicInteger();
+    final AtomicInteger subscribedNames = new AtomicInteger();
 
     AdsMetrics(String server, ResourceTypes types, MeterRegistry registry) {
         this.types = types;
+        this.registry = registry;
         String p = "meshbridge." + server + ".";
+        this.prefix = p;
         int n = types.size() + 1; // the last slot counts type URLs the server does not serve
         pushes = new Counter[n][2];
         bytes = new Counter[n][2];
@@ -101,6 +112,23 @@ final class AdsMetrics {
         Gauge.builder(p + "holding", holding, AtomicInteger::get)
                 .description("1 while first answers are held until the registries' first sync")
                 .register(registry);
+        Gauge.builder(p + "connections", connections, AtomicInteger::get)
+                .description("open client connections")
+                .register(registry);
+        Gauge.builder(p + "subscribed.names", subscribedNames, AtomicInteger::get)
+                .description("(stream, resource name) subscriptions held")
+                .register(registry);
+    }
+
+    /** A client reached a limit; {@code limit} is one of {@link AdsLimits}' config keys (a fixed, small set). */
+    void limitHit(String limit) {
+        limits.computeIfAbsent(
+                        limit,
+                        l -> Counter.builder(prefix + "limits")
+                                .description("times a client reached a limit of the server")
+                                .tag("limit", l)
+                                .register(registry))
+                .increment();
     }
 
     private int slot(TypeState ts) {

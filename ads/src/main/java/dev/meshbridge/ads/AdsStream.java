@@ -27,15 +27,19 @@ final class AdsStream {
         }
     }
 
-    /** How many type URLs the server does not serve one stream may subscribe to (each is answered empty). */
-    static final int MAX_UNKNOWN_TYPES = 32;
-
     final long id;
     final Mode mode;
     /** The one type a per-type service (CDS, EDS...) serves; null for ADS. */
     final ResourceType fixedType;
 
     final String peer;
+    /** The client's address, for per-client rules ({@link AdsEngine#restrict}); null when not known. */
+    java.net.InetAddress peerAddress;
+    /** Run once when the stream leaves the engine (the server's per-connection count). */
+    Runnable onClose;
+    /** Resource names this stream subscribes to by name, over all its types (kept by {@link Subscribers}). */
+    int named;
+
     final Instant connectedAt;
     private final ServerCallStreamObserver<DiscoveryResponse> sotw;
     private final ServerCallStreamObserver<DeltaDiscoveryResponse> delta;

@@ -88,10 +88,23 @@ final class TypeState {
         names.or(next);
     }
 
-    /** The stream is gone: its subscription leaves {@link Subscribers}. */
+    /** The stream is gone: its subscription leaves {@link Subscribers}, its pending changes let go of their ids. */
     void unsubscribeAll() {
         wildcard(false);
         names(new BitSet());
+        clearPending();
+    }
+
+    /** Takes one entry off {@link #pending}. */
+    void unpend(int id) {
+        if (pending.remove(id)) index.release(id);
+    }
+
+    /** Empties {@link #pending}. */
+    void clearPending() {
+        if (pending.isEmpty()) return;
+        pending.forEach((id, was) -> index.release(id));
+        pending.clear();
     }
 
     ResourceType type() {
@@ -119,7 +132,9 @@ final class TypeState {
 
     /** A subscribed resource changed from {@code oldVersion}: the client still has that one, unless already pending. */
     void changed(int id, long oldVersion) {
-        pending.putIfAbsent(id, oldVersion);
+        if (pending.containsKey(id)) return;
+        pending.put(id, oldVersion);
+        index.hold(id);
     }
 
     /** The resource joins the subscription; the client has {@code clientVersion} of it. */
@@ -130,6 +145,7 @@ final class TypeState {
             viewSum += index.contribution(id, current);
         } else {
             pending.put(id, clientVersion);
+            index.hold(id);
             viewSum += index.contribution(id, clientVersion);
         }
     }
@@ -137,7 +153,7 @@ final class TypeState {
     /** The resource leaves the subscription. */
     void dropped(int id) {
         viewSum -= index.contribution(id, sentVersion(id));
-        pending.remove(id);
+        unpend(id);
     }
 
     /** The client now holds the current version of {@code id} (called as it is sent). */

@@ -239,7 +239,7 @@ class BridgeTest {
                     name: one
                     addresses: [x]
                     services: [a]
-                """));
+                """).replace("reload: {interval: 1h}", "reload: {interval: 1h, confirmRemoval: [two, three]}"));
         await().until(() -> bridge.aggregator().current().services().keySet().equals(java.util.Set.of("a.fixed")));
         assertThat(get("/metrics").body()).doesNotContain("registry=\"two\"").contains("registry=\"one\"");
     }
@@ -304,5 +304,81 @@ class BridgeTest {
                 .satisfies(r -> assertThat(r.config().name()).isEqualTo("one"));
         assertThat(bridge.aggregator().flushNow().join().services().keySet()).containsExactly("a.fixed");
         assertThat(FixedRegistryProvider.STARTS.get()).isEqualTo(starts);
+    }
+
+    private static final String TWO_REGISTRIES = config("""
+              - type: fixed
+                name: one
+                addresses: [x]
+                services: [a]
+              - type: fixed
+                name: two
+                addresses: [x]
+                services: [b]
+            """);
+
+    @Test
+    void reload_emptyFile_isRefused_andEveryRegistryKeepsServing() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+
+        rewrite("");
+
+        assertThat(bridge.reconciler().running())
+                .extracting(r -> r.config().name())
+                .containsExactly("one", "two");
+        assertThat(bridge.aggregator().flushNow().join().services().keySet())
+                .containsExactlyInAnyOrder("a.fixed", "b.fixed");
+        assertThat(get("/metrics").body()).contains("meshbridge_config_reloads_total{result=\"refused\"} 1.0");
+    }
+
+    @Test
+    void reload_fileCutAfterItsFirstRegistry_isRefused() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+
+        rewrite(TWO_REGISTRIES.substring(0, TWO_REGISTRIES.indexOf("  - type: fixed\n    name: two")));
+
+        assertThat(bridge.reconciler().running())
+                .extracting(r -> r.config().name())
+                .containsExactly("one", "two");
+        assertThat(bridge.aggregator().flushNow().join().services().keySet())
+                .containsExactlyInAnyOrder("a.fixed", "b.fixed");
+    }
+
+    @Test
+    void reload_removingEveryRegistry_needsTheExplicitConfirmation() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+
+        rewrite("admin: {port: 0}\nreload: {interval: 1h}\nregistries: []\n");
+        assertThat(bridge.reconciler().running()).hasSize(2);
+
+        rewrite("admin: {port: 0}\nreload: {interval: 1h, confirmRemoval: [\"*\"]}\nregistries: []\n");
+        assertThat(bridge.reconciler().running()).isEmpty();
+        await().until(() -> bridge.aggregator().current().serviceCount() == 0);
+    }
+
+    @Test
+    void reload_renamedRegistry_isMakeBeforeBreak_itsServicesAreNeverMissing() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+        java.util.List<java.util.Set<String>> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        bridge.aggregator()
+                .subscribe(s -> seen.add(java.util.Set.copyOf(s.services().keySet())))
+                .join();
+
+        rewrite(TWO_REGISTRIES
+                .replace("name: two", "name: deux")
+                .replace("reload: {interval: 1h}", "reload: {interval: 1h, confirmRemoval: [two]}"));
+        await().until(() -> bridge.reconciler().running().stream()
+                .map(r -> r.config().name())
+                .toList()
+                .equals(java.util.List.of("one", "deux")));
+        bridge.aggregator().flushNow().join();
+
+        assertThat(seen)
+                .isNotEmpty()
+                .allSatisfy(services -> assertThat(services).contains("a.fixed", "b.fixed"));
     }
 }

@@ -33,6 +33,7 @@ import java.util.TreeMap;
  * @param minPushInterval the least time between two pushes of changes to one istiod stream; what changes in between
  *     is merged into the next push (istiod's MCP client speaks state of the world only, so each push carries every
  *     resource of a kind); 0 pushes every catalog change at once
+ * @param limits what the server grants its clients ({@code mcp.limits:})
  */
 public record McpOptions(
         boolean enabled,
@@ -45,7 +46,8 @@ public record McpOptions(
         HostTemplate resourceName,
         Duration initialSyncTimeout,
         Ingress ingress,
-        Duration minPushInterval) {
+        Duration minPushInterval,
+        dev.meshbridge.ads.AdsLimits limits) {
 
     public static final int DEFAULT_PORT = 15051;
     public static final String DEFAULT_NAMESPACE = "meshbridge";
@@ -183,6 +185,7 @@ public record McpOptions(
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(minPushInterval, "minPushInterval");
+        Objects.requireNonNull(limits, "limits");
         if (minPushInterval.isNegative()) throw new IllegalArgumentException("minPushInterval must not be negative");
     }
 
@@ -209,6 +212,7 @@ public record McpOptions(
         b.initialSyncTimeout = initialSyncTimeout;
         b.ingress = ingress;
         b.minPushInterval = minPushInterval;
+        b.limits = limits;
         return b;
     }
 
@@ -259,6 +263,7 @@ public record McpOptions(
         Duration pace = section.duration("minPushInterval", DEFAULT_MIN_PUSH_INTERVAL);
         if (pace.isNegative()) section.problem("minPushInterval", "must not be negative");
         else b.minPushInterval(pace);
+        b.limits(dev.meshbridge.ads.AdsLimits.parse(section.section("limits")));
         return b.build();
     }
 
@@ -305,6 +310,12 @@ public record McpOptions(
         private Duration initialSyncTimeout = DEFAULT_INITIAL_SYNC_TIMEOUT;
         private Ingress ingress = Ingress.defaults();
         private Duration minPushInterval = DEFAULT_MIN_PUSH_INTERVAL;
+        private dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.DEFAULTS;
+
+        public Builder limits(dev.meshbridge.ads.AdsLimits limits) {
+            this.limits = limits;
+            return this;
+        }
 
         private Builder() {}
 
@@ -379,7 +390,8 @@ public record McpOptions(
                     resourceName,
                     initialSyncTimeout,
                     ingress,
-                    minPushInterval);
+                    minPushInterval,
+                    limits);
         }
     }
 }

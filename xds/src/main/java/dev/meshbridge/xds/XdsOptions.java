@@ -27,6 +27,10 @@ import java.util.Set;
  *     lets the server answer as soon as every registry has synced or passed its own {@code syncTimeout}); 0 answers
  *     at once
  * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
+ * @param limits what the server grants its clients ({@code xds.limits:})
+ * @param sdsClients the clients that may receive SDS secrets (Ingress TLS keys), by address ({@code
+ *     xds.sds.allowedClients}); others are answered with no secrets. Until the server authenticates clients (mTLS),
+ *     the default is {@code loopback} only
  */
 public record XdsOptions(
         String bindAddress,
@@ -39,7 +43,9 @@ public record XdsOptions(
         Ingress ingress,
         int healthyPanicThreshold,
         Duration initialSyncTimeout,
-        NodeRoles nodeRoles) {
+        NodeRoles nodeRoles,
+        dev.meshbridge.ads.AdsLimits limits,
+        dev.meshbridge.ads.ClientNetworks sdsClients) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -54,7 +60,9 @@ public record XdsOptions(
             Ingress.DEFAULTS,
             0,
             Duration.ofSeconds(30),
-            NodeRoles.DEFAULTS);
+            NodeRoles.DEFAULTS,
+            dev.meshbridge.ads.AdsLimits.DEFAULTS,
+            dev.meshbridge.ads.ClientNetworks.LOOPBACK);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -101,6 +109,8 @@ public record XdsOptions(
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
         Objects.requireNonNull(nodeRoles, "nodeRoles");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(sdsClients, "sdsClients");
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
@@ -126,7 +136,9 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                limits,
+                sdsClients);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
@@ -141,7 +153,9 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                limits,
+                sdsClients);
     }
 
     public XdsOptions withInitialSyncTimeout(Duration timeout) {
@@ -156,7 +170,9 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 timeout,
-                nodeRoles);
+                nodeRoles,
+                limits,
+                sdsClients);
     }
 
     public XdsOptions withNodeRoles(NodeRoles roles) {
@@ -171,7 +187,9 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                roles);
+                roles,
+                limits,
+                sdsClients);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -186,7 +204,43 @@ public record XdsOptions(
                 ingress,
                 healthyPanicThreshold,
                 initialSyncTimeout,
-                nodeRoles);
+                nodeRoles,
+                limits,
+                sdsClients);
+    }
+
+    public XdsOptions withLimits(dev.meshbridge.ads.AdsLimits limits) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                sdsClients);
+    }
+
+    public XdsOptions withSdsClients(dev.meshbridge.ads.ClientNetworks clients) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                clients);
     }
 
     /** The translator options these give. */
@@ -249,7 +303,29 @@ public record XdsOptions(
             hold = DEFAULTS.initialSyncTimeout();
         }
         NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
+        dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.parse(section.section("limits"));
+        dev.meshbridge.ads.ClientNetworks sds = dev.meshbridge.ads.ClientNetworks.LOOPBACK;
+        ConfigNode sdsSection = section.section("sds");
+        if (sdsSection.has("allowedClients")) {
+            try {
+                sds = dev.meshbridge.ads.ClientNetworks.parse(sdsSection.strings("allowedClients"));
+            } catch (IllegalArgumentException e) {
+                sdsSection.problem("allowedClients", e.getMessage());
+            }
+        }
         return new XdsOptions(
-                bind, port, connectTimeout, grpcListeners, labels, keepalive, maxAge, ingress, panic, hold, roles);
+                bind,
+                port,
+                connectTimeout,
+                grpcListeners,
+                labels,
+                keepalive,
+                maxAge,
+                ingress,
+                panic,
+                hold,
+                roles,
+                limits,
+                sds);
     }
 }

@@ -12,10 +12,15 @@ import java.net.UnknownHostException;
  * @param address bind address, default 127.0.0.1 (the debug pages show the whole catalog: keep it local unless
  *     needed)
  * @param port default 15080; 0 picks a free port
+ * @param maxConcurrentDebugRequests debug pages rendered at once, default 2; more are answered 503 with Retry-After
  */
-public record AdminOptions(boolean enabled, String address, int port) {
+public record AdminOptions(boolean enabled, String address, int port, int maxConcurrentDebugRequests) {
 
-    public static final AdminOptions DEFAULTS = new AdminOptions(true, "127.0.0.1", 15080);
+    public static final AdminOptions DEFAULTS = new AdminOptions(true, "127.0.0.1", 15080, 2);
+
+    public AdminOptions(boolean enabled, String address, int port) {
+        this(enabled, address, port, DEFAULTS.maxConcurrentDebugRequests());
+    }
 
     public static AdminOptions parse(ConfigNode section) {
         boolean enabled = section.bool("enabled", true);
@@ -26,6 +31,7 @@ public record AdminOptions(boolean enabled, String address, int port) {
             section.problem("address", "'" + address + "' is not an address of this machine");
         }
         int port = section.integer("port", DEFAULTS.port(), 0, 65535);
-        return new AdminOptions(enabled, address, port);
+        int debug = section.integer("maxConcurrentDebugRequests", DEFAULTS.maxConcurrentDebugRequests(), 1, 64);
+        return new AdminOptions(enabled, address, port, debug);
     }
 }

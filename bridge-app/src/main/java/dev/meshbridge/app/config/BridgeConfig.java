@@ -71,7 +71,7 @@ public record BridgeConfig(
                 xds,
                 mcp,
                 ingress,
-                new AdminOptions(admin.enabled(), admin.address(), port),
+                new AdminOptions(admin.enabled(), admin.address(), port, admin.maxConcurrentDebugRequests()),
                 reload,
                 data);
     }
