@@ -55,6 +55,7 @@ public final class Bridge implements AutoCloseable {
     private List<RegistryConfig> mcpBridgeRegistries = List.of();
     private AdminServer admin;
     private ConfigFileWatcher fileWatcher;
+    private final HeapBudget heapBudget;
     private CatalogKeeper keeper;
     /** Registries whose services were loaded from the catalog file and have not synced since: served stale. */
     private final java.util.Set<String> staleRegistries = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -65,6 +66,7 @@ public final class Bridge implements AutoCloseable {
         this.aggregator = new ServiceAggregator(config.aggregator());
         this.metrics = new BridgeMetrics(meters, aggregator);
         this.reconciler = new RegistryReconciler(aggregator, providers, metrics::add, metrics::remove);
+        this.heapBudget = new HeapBudget(config.admin().heapBudgetPercent() / 100.0, meters);
     }
 
     /**
@@ -373,6 +375,7 @@ public final class Bridge implements AutoCloseable {
     public void close() {
         if (!closed.compareAndSet(false, true)) return;
         if (fileWatcher != null) fileWatcher.close();
+        heapBudget.close();
         if (admin != null) admin.close();
         if (ingress != null) ingress.close();
         reconciler.close();

@@ -381,4 +381,19 @@ class BridgeTest {
                 .isNotEmpty()
                 .allSatisfy(services -> assertThat(services).contains("a.fixed", "b.fixed"));
     }
+
+    @Test
+    void debugRegistries_withAConsulRegistryAndItsToken_rendersWithTheTokenMasked() throws Exception {
+        start(config("""
+                  - type: consul
+                    name: c1
+                    addresses: ["127.0.0.1:1"]
+                    consulToken: s3cr3t-token-value
+                """));
+
+        HttpResponse<String> page = get("/debug/registries");
+
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("\"name\" : \"c1\"").doesNotContain("s3cr3t-token-value");
+    }
 }

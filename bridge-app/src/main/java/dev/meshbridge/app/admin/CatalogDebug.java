@@ -21,7 +21,8 @@ import java.util.Map;
  * <p>Bounded: a page shows at most {@code limit} services (default {@value #DEFAULT_LIMIT}, at most {@value
  * #MAX_LIMIT}) from {@code offset}, and at most {@code endpoints} endpoints of each (default {@value
  * #DEFAULT_ENDPOINTS}, at most {@value #MAX_ENDPOINTS}); {@code matched} says how many services the filters match and
- * {@code nextOffset} where the next page starts (-1 on the last page).
+ * {@code nextOffset} where the next page starts (-1 on the last page). A page also ends once it shows {@value
+ * #MAX_PAGE_ENDPOINTS} endpoints.
  */
 public final class CatalogDebug implements DebugSource {
 
@@ -29,6 +30,8 @@ public final class CatalogDebug implements DebugSource {
     public static final int MAX_LIMIT = 1_000;
     public static final int DEFAULT_ENDPOINTS = 100;
     public static final int MAX_ENDPOINTS = 1_000;
+    /** A page ends after the service that brings it to this many endpoints, whatever the limit. */
+    public static final int MAX_PAGE_ENDPOINTS = 10_000;
 
     /** The page. */
     public record Page(
@@ -41,6 +44,7 @@ public final class CatalogDebug implements DebugSource {
             int offset,
             int nextOffset,
             int shown,
+            Map<String, List<ServiceKey>> conflicts,
             List<Service> items) {}
 
     /** One service. */
@@ -96,6 +100,7 @@ public final class CatalogDebug implements DebugSource {
         int limit = number(query, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
         int endpointLimit = number(query, "endpoints", 0, MAX_ENDPOINTS, DEFAULT_ENDPOINTS);
         int matched = 0;
+        int pageEndpoints = 0;
         Map<String, List<ServiceAggregator.SourceShard>> shared = aggregator.sharedHosts();
         List<Service> items = new ArrayList<>();
         Iterable<MeshService> candidates = host != null
@@ -110,8 +115,9 @@ public final class CatalogDebug implements DebugSource {
                             .noneMatch(k -> k.name().toLowerCase(Locale.ROOT).contains(service))) continue;
             if (sharedOnly && s.sources().size() < 2) continue;
             int index = matched++;
-            if (index < offset || items.size() >= limit) continue;
+            if (index < offset || items.size() >= limit || pageEndpoints >= MAX_PAGE_ENDPOINTS) continue;
             items.add(view(s, shared.get(s.host()), endpointLimit));
+            pageEndpoints += Math.min(s.endpoints().size(), endpointLimit);
         }
         int next = offset + items.size() < matched ? offset + items.size() : -1;
         return new Page(
@@ -124,7 +130,18 @@ public final class CatalogDebug implements DebugSource {
                 offset,
                 next,
                 items.size(),
+                conflicts(),
                 items);
+    }
+
+    /** Hosts that distinct services map to, with the services refused (at most 100 hosts, sorted). */
+    private Map<String, List<ServiceKey>> conflicts() {
+        Map<String, List<ServiceKey>> out = new java.util.TreeMap<>();
+        for (Map.Entry<String, List<ServiceKey>> e : new java.util.TreeMap<>(aggregator.hostConflicts()).entrySet()) {
+            if (out.size() >= 100) break;
+            out.put(e.getKey(), e.getValue());
+        }
+        return out;
     }
 
     private static int number(Map<String, String> query, String key, int min, int max, int otherwise) {

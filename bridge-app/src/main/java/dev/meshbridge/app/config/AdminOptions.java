@@ -13,13 +13,20 @@ import java.net.UnknownHostException;
  *     needed)
  * @param port default 15080; 0 picks a free port
  * @param maxConcurrentDebugRequests debug pages rendered at once, default 2; more are answered 503 with Retry-After
+ * @param heapBudgetPercent the share of the maximum heap that the heap in use after a garbage collection may reach
+ *     before the bridge reports it (WARN and {@code meshbridge.heap.budget.exceeded}), default 80
  */
-public record AdminOptions(boolean enabled, String address, int port, int maxConcurrentDebugRequests) {
+public record AdminOptions(
+        boolean enabled, String address, int port, int maxConcurrentDebugRequests, int heapBudgetPercent) {
 
-    public static final AdminOptions DEFAULTS = new AdminOptions(true, "127.0.0.1", 15080, 2);
+    public static final AdminOptions DEFAULTS = new AdminOptions(true, "127.0.0.1", 15080, 2, 80);
 
     public AdminOptions(boolean enabled, String address, int port) {
-        this(enabled, address, port, DEFAULTS.maxConcurrentDebugRequests());
+        this(enabled, address, port, DEFAULTS.maxConcurrentDebugRequests(), DEFAULTS.heapBudgetPercent());
+    }
+
+    public AdminOptions withPort(int port) {
+        return new AdminOptions(enabled, address, port, maxConcurrentDebugRequests, heapBudgetPercent);
     }
 
     public static AdminOptions parse(ConfigNode section) {
@@ -32,6 +39,7 @@ public record AdminOptions(boolean enabled, String address, int port, int maxCon
         }
         int port = section.integer("port", DEFAULTS.port(), 0, 65535);
         int debug = section.integer("maxConcurrentDebugRequests", DEFAULTS.maxConcurrentDebugRequests(), 1, 64);
-        return new AdminOptions(enabled, address, port, debug);
+        int heap = section.integer("heapBudgetPercent", DEFAULTS.heapBudgetPercent(), 10, 99);
+        return new AdminOptions(enabled, address, port, debug, heap);
     }
 }
