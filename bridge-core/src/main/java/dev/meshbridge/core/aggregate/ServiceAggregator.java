@@ -127,9 +127,11 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private final List<SnapshotListener> listeners = new ArrayList<>();
     /** Conflict lines already logged (bounded: past the bound, conflicts are still counted and shown, not logged). */
     private final Set<String> reportedConflicts = new HashSet<>();
+
     private static final int MAX_REPORTED_CONFLICTS = 10_000;
     /** When each shard first arrived: of distinct services that map to one host, the first keeps it. */
     private final Map<ServiceKey, Long> arrivals = new HashMap<>();
+
     private long arrivalCount;
     private final Map<String, List<ServiceKey>> refusedView = new ConcurrentHashMap<>();
     private RouteTable routes = RouteTable.empty();

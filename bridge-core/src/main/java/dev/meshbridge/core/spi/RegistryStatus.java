@@ -125,12 +125,21 @@ public final class RegistryStatus {
      * @param reason why
      */
     public void skipped(String item, String reason) {
-        skipped.increment();
         item = LogText.safe(item);
         reason = LogText.safe(reason);
+        // counted once per item and reason: a watcher that sees the same bad item on every resync counts it once
         if (warned.add(item + '\n' + reason)) {
+            skipped.increment();
             log.warn("registry={} type={} skipped item={} reason={}", registry, type, item, reason);
         }
+    }
+
+    /**
+     * A registry item was taken with a value changed to fit (a weight out of range clamped): counted as a skipped
+     * value and logged once per item.
+     */
+    public void adjusted(String item, String what) {
+        skipped(item, what);
     }
 
     /** Labels that could not be made valid were dropped from an item (logged once per item and key). */
