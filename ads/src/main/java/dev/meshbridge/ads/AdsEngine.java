@@ -615,10 +615,8 @@ public final class AdsEngine {
         if (typeUrl.isEmpty() && st.fixedType != null) typeUrl = st.fixedType.typeUrl();
         int u = types.urlOrdinal(typeUrl);
         if (u >= 0 && (st.fixedType == null || types.typeOfUrl(u) == st.fixedType)) {
+            if (!access.test(types.typeOfUrl(u), st)) return refusedType(st, typeUrl);
             return st.stateOrCreate(u, index(types.typeOfUrl(u)), typeUrl);
-        }
-        if (u >= 0 && st.fixedType == null && !access.test(types.typeOfUrl(u), st)) {
-            return refusedType(st, typeUrl);
         }
         if (st.fixedType != null) {
             limited(
