@@ -99,6 +99,7 @@ public final class AdsEngine {
     private int puts;
     private int removals;
     private final IntList done = new IntList();
+    private final Propagation propagation;
 
     AdsEngine(
             String server,
@@ -115,6 +116,7 @@ public final class AdsEngine {
         this.clock = clock;
         this.executor = executor;
         this.paceMillis = minPushInterval.toMillis();
+        this.propagation = new Propagation(System::nanoTime, metrics::eventToAck);
         this.indexes = new TypeIndex[types.size()];
         for (ResourceType t : types.pushOrder()) indexes[types.ordinal(t)] = new TypeIndex(t);
     }
@@ -326,6 +328,20 @@ public final class AdsEngine {
         }
     }
 
+    /**
+     * Applies a change on the serving thread and measures it: the time from {@code eventNanos} (the {@link
+     * System#nanoTime()} of the registry event behind it; 0 when unknown) to the ACK of the last client whose
+     * subscription it touched is recorded as {@code meshbridge.<server>.event.to.ack}.
+     */
+    public void applyChange(long eventNanos, Runnable puts) {
+        propagation.begin(eventNanos);
+        try {
+            puts.run();
+        } finally {
+            propagation.end();
+        }
+    }
+
     /** Updates the resource gauges; producers call it after applying a batch. */
     public void publishCounts() {
         for (ResourceType t : types.pushOrder()) metrics.resources(t, index(t).size());
@@ -361,6 +377,7 @@ public final class AdsEngine {
     private void changedFor(TypeState ts, int id, long oldVersion) {
         if (!ts.requested || ts.stream.closed) return;
         ts.changed(id, oldVersion);
+        propagation.attribute(ts.owed);
         markDirty(ts.stream);
     }
 
@@ -406,6 +423,7 @@ public final class AdsEngine {
             blocked--;
         }
         st.forEachState(TypeState::unsubscribeAll);
+        st.forEachState(ts -> ts.owed.releaseAll(propagation));
         metrics.streamClosed(st);
         if (quiet) return;
         if (error == null) {
@@ -606,6 +624,7 @@ public final class AdsEngine {
             nack(st, ts, nonce, sentVersion, error.getMessage(), now);
         } else {
             ts.recordAck(nonce, ackedVersion != null ? ackedVersion : sentVersion, now);
+            ts.owed.acked(propagation, nonce, ts.slotOrder());
             metrics.ack(ts);
         }
         return ts;
@@ -680,6 +699,7 @@ public final class AdsEngine {
     private void nack(AdsStream st, TypeState ts, String nonce, String rejected, String message, Instant now) {
         boolean repeated = ts.lastNack != null && message.equals(ts.lastNack.message());
         ts.recordNack(nonce, rejected, message, now);
+        ts.owed.nacked(propagation, nonce);
         metrics.nack(ts);
         if (repeated) {
             log.debug(
@@ -831,6 +851,10 @@ public final class AdsEngine {
     private void flush(AdsStream st) {
         long before = pushes;
         boolean complete = flushPasses(st);
+        st.forEachState(ts -> {
+            // changes that needed no response (the client held them already) are owed no ACK
+            if (ts.pending.isEmpty() && ts.owed.hasPending()) ts.owed.releasePending(propagation);
+        });
         if (complete && st.blocked) {
             st.blocked = false;
             blocked--;
@@ -1024,7 +1048,7 @@ public final class AdsEngine {
 
     private void sent(AdsStream st, TypeState ts, String nonce, String version, int bytes, int resources, int removed) {
         ts.respond = false;
-        ts.recordSent(nonce, version, clock.instant());
+        ts.owed.sent(propagation, ts.recordSent(nonce, version, clock.instant()), nonce);
         metrics.pushed(ts, st.mode, bytes);
         pushes++;
         if (log.isDebugEnabled()) {
@@ -1083,6 +1107,25 @@ public final class AdsEngine {
                     byType));
         }
         return out;
+    }
+
+    /**
+     * Counts the streams that have a response unacknowledged since before {@code cutoff} (a client that stopped
+     * answering, or one whose transport is stuck), into the {@code streams.stale} gauge; serving thread.
+     */
+    public int refreshStale(Instant cutoff) {
+        int stale = 0;
+        for (AdsStream st : streams) {
+            boolean[] late = {false};
+            st.forEachState(ts -> late[0] |= ts.requested
+                    && ts.lastSentNonce != null
+                    && !ts.lastSentAcked
+                    && ts.lastSentAt != null
+                    && ts.lastSentAt.isBefore(cutoff));
+            if (late[0]) stale++;
+        }
+        metrics.stale(stale);
+        return stale;
     }
 
     /** Open streams (serving thread). */

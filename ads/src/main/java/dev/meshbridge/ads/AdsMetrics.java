@@ -4,6 +4,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -19,14 +22,34 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       into a later push);
  *   <li>{@code acks} and {@code nacks} (counters; tag {@code type}): responses clients accepted and rejected;
  *   <li>{@code clients} (gauge; tags {@code type}, {@code protocol}): streams subscribed to a type;
- *   <li>{@code streams} (gauge): open streams; {@code resources} (gauge; tag {@code type}): resources served;
+ *   <li>{@code streams} (gauge): open streams; {@code streams.stale} (gauge): streams with a response not acknowledged
+ *       for {@link AdsServer#STALE_AFTER} or more; {@code resources} (gauge; tag {@code type}): resources served;
  *   <li>{@code holding} (gauge): 1 while first answers are held for the registries' first sync, 0 after;
+ *   <li>{@code event.to.ack} (timer with histogram buckets): from a registry event to the ACK of the last client
+ *       subscribed to what it changed;
  *   <li>{@code limits} (counter; tag {@code limit}): times a client reached one of {@link AdsLimits} (the tag is the
  *       limit's config key, e.g. {@code maxNamesPerSubscription}); {@code connections} (gauge): open connections;
  *       {@code subscribed.names} (gauge): (stream, name) subscriptions held.
  * </ul>
  */
 final class AdsMetrics {
+
+    /** The histogram's buckets: from what a quiet bridge does (tens of ms) to what a paced or stuck one does. */
+    static final Duration[] EVENT_TO_ACK_BUCKETS = {
+        Duration.ofMillis(5),
+        Duration.ofMillis(10),
+        Duration.ofMillis(25),
+        Duration.ofMillis(50),
+        Duration.ofMillis(100),
+        Duration.ofMillis(250),
+        Duration.ofMillis(500),
+        Duration.ofSeconds(1),
+        Duration.ofMillis(2500),
+        Duration.ofSeconds(5),
+        Duration.ofSeconds(10),
+        Duration.ofSeconds(30),
+        Duration.ofSeconds(60)
+    };
 
     private final Counter[][] pushes;
     private final Counter[][] bytes;
@@ -36,8 +59,10 @@ final class AdsMetrics {
     private final AtomicInteger[][] clients;
     private final AtomicInteger[] resources;
     private final AtomicInteger streams = new AtomicInteger();
+    private final AtomicInteger stale = new AtomicInteger();
     private final AtomicInteger holding = new AtomicInteger(1);
     private final Counter paced;
+    private final Timer eventToAck;
     private final ResourceTypes types;
     private final MeterRegistry registry;
     private final String prefix;
@@ -106,8 +131,18 @@ final class AdsMetrics {
         paced = Counter.builder(p + "pushes.paced")
                 .description("pushes put off by the minimum push interval, merged into a later one")
                 .register(registry);
+        eventToAck = Timer.builder(p + "event.to.ack")
+                .description("time from a registry event to the ACK of the last client subscribed to what it changed")
+                .serviceLevelObjectives(EVENT_TO_ACK_BUCKETS)
+                .minimumExpectedValue(EVENT_TO_ACK_BUCKETS[0])
+                .maximumExpectedValue(EVENT_TO_ACK_BUCKETS[EVENT_TO_ACK_BUCKETS.length - 1])
+                .register(registry);
         Gauge.builder(p + "streams", streams, AtomicInteger::get)
                 .description("open streams")
+                .register(registry);
+        Gauge.builder(p + "streams.stale", stale, AtomicInteger::get)
+                .description("streams with a response not acknowledged for " + AdsServer.STALE_AFTER.toSeconds()
+                        + " s or more")
                 .register(registry);
         Gauge.builder(p + "holding", holding, AtomicInteger::get)
                 .description("1 while first answers are held until the registries' first sync")
@@ -140,6 +175,14 @@ final class AdsMetrics {
         pushes[i][mode.ordinal()].increment();
         bytes[i][mode.ordinal()].increment(size);
         sizes[mode.ordinal()].record(size);
+    }
+
+    void eventToAck(long nanos) {
+        eventToAck.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    void stale(int n) {
+        stale.set(n);
     }
 
     void paced() {

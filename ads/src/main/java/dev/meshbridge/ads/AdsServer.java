@@ -23,6 +23,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -51,6 +52,8 @@ import org.slf4j.LoggerFactory;
  *       {@link #markReady} or {@link AdsOptions#initialSyncTimeout()};
  *   <li>every stream enters through {@link #openSotw} or {@link #openDelta} (the one place where streams are
  *       admitted); gRPC callbacks only enqueue work on the serving thread;
+ *   <li>{@link #drain()} sends the clients to another replica: GOAWAY on every connection, then every stream ends
+ *       with {@code UNAVAILABLE}, and new streams and connections are refused;
  *   <li>{@link #close()} ends the streams with {@code UNAVAILABLE}, stops the server and the thread; a second close
  *       does nothing.
  * </ol>
@@ -61,9 +64,13 @@ public final class AdsServer implements AutoCloseable {
     private static final Context.Key<String> PEER = Context.key("meshbridge.ads.peer");
     private static final Context.Key<java.net.InetAddress> PEER_ADDRESS = Context.key("meshbridge.ads.peerAddress");
 
+    /** A stream whose response has not been acknowledged for this long counts as stale ({@code streams.stale}). */
+    public static final Duration STALE_AFTER = Duration.ofSeconds(30);
+
     private enum State {
         LATENT,
         STARTED,
+        DRAINING,
         CLOSED
     }
 
@@ -83,6 +90,7 @@ public final class AdsServer implements AutoCloseable {
     private volatile Server server;
     private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup boss;
     private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup workers;
+    private volatile int boundPort = -1;
 
     public AdsServer(AdsOptions options, ResourceTypes types, MeterRegistry registry) {
         this(options, types, registry, Clock.systemUTC());
@@ -146,6 +154,9 @@ public final class AdsServer implements AutoCloseable {
                     e);
         }
         server = s;
+        boundPort = boundPort(s);
+        executor.scheduleWithFixedDelay(
+                () -> guarded(() -> engine.refreshStale(clock.instant().minus(STALE_AFTER))), 5, 5, TimeUnit.SECONDS);
         if (options.initialSyncTimeout().isZero()) {
             markReady("initialSyncTimeout is 0");
         } else {
@@ -192,7 +203,8 @@ public final class AdsServer implements AutoCloseable {
         }
         if (!options.maxConnectionAge().isZero()) {
             b.maxConnectionAge(options.maxConnectionAge().toMillis(), TimeUnit.MILLISECONDS)
-                    .maxConnectionAgeGrace(10, TimeUnit.SECONDS);
+                    .maxConnectionAgeGrace(
+                            maxConnectionAgeGrace(options.maxConnectionAge()).toMillis(), TimeUnit.MILLISECONDS);
         }
         if (!limits.idleTimeout().isZero()) {
             b.maxConnectionIdle(limits.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
@@ -238,10 +250,60 @@ public final class AdsServer implements AutoCloseable {
         metrics.connections.decrementAndGet();
     }
 
+    /**
+     * How long a connection that reached its maximum age (and got GOAWAY) keeps its streams: a tenth of the age,
+     * between 1 s and 10 s. An ADS stream never ends by itself, so the grace is how long it stays on the old replica
+     * before gRPC closes the connection and the client reconnects (through the Service, to any replica).
+     */
+    static Duration maxConnectionAgeGrace(Duration maxConnectionAge) {
+        Duration tenth = maxConnectionAge.dividedBy(10);
+        if (tenth.compareTo(Duration.ofSeconds(1)) < 0) return Duration.ofSeconds(1);
+        return tenth.compareTo(Duration.ofSeconds(10)) > 0 ? Duration.ofSeconds(10) : tenth;
+    }
+
+    // ------------------------------------------------------------------ draining: a replica going away
+
+    /**
+     * Sends every client to another replica, for a graceful shutdown: GOAWAY on every connection (the clients open
+     * their next stream on a new connection, which the Service balances to a replica still ready), then every open
+     * stream ends with {@code UNAVAILABLE} so the clients reconnect now, holding what they have (they present their
+     * versions, and a replica serving the same catalog sends them nothing new). New streams are refused from here on.
+     * The listener is closed too (gRPC stops accepting connections on shutdown). Idempotent.
+     *
+     * @return completes once every stream has been ended (bounded: within 5 s)
+     */
+    public CompletableFuture<Void> drain() {
+        if (!state.compareAndSet(State.STARTED, State.DRAINING)) return CompletableFuture.completedFuture(null);
+        Server s = server;
+        if (s != null) s.shutdown(); // GOAWAY first, so that a client does not reopen its stream on this connection
+        int[] ended = {0};
+        return CompletableFuture.runAsync(
+                        () -> {
+                            ended[0] = engine.streamCount();
+                            engine.completeAll(Status.UNAVAILABLE.withDescription(
+                                    "meshbridge replica is shutting down; reconnect to another replica"));
+                        },
+                        executor)
+                .orTimeout(5, TimeUnit.SECONDS)
+                .handle((v, e) -> {
+                    if (e != null) log.warn("draining {} streams: {}", options.server(), e.toString());
+                    else log.info("{} server drained: GOAWAY sent, {} streams ended", options.server(), ended[0]);
+                    return null;
+                });
+    }
+
+    /** True from {@link #drain()} on. */
+    public boolean draining() {
+        State st = state.get();
+        return st == State.DRAINING || st == State.CLOSED;
+    }
+
     /** The port the server listens on (the actual one when configured as 0); -1 before start. */
     public int port() {
-        Server s = server;
-        if (s == null) return -1;
+        return boundPort;
+    }
+
+    private static int boundPort(Server s) {
         for (SocketAddress a : s.getListenSockets()) {
             if (a instanceof InetSocketAddress i) return i.getPort();
         }
@@ -325,7 +387,7 @@ public final class AdsServer implements AutoCloseable {
             executor.shutdownNow();
             Thread.currentThread().interrupt();
         }
-        if (previous == State.STARTED) log.info("{} server stopped", options.server());
+        if (previous == State.STARTED || previous == State.DRAINING) log.info("{} server stopped", options.server());
     }
 
     private void guarded(Runnable task) {
@@ -441,7 +503,7 @@ public final class AdsServer implements AutoCloseable {
      */
     private <Q> StreamObserver<Q> admit(
             AdsStream st, ServerCallStreamObserver<?> call, BiConsumer<AdsStream, Q> onRequest) {
-        if (state.get() == State.CLOSED) {
+        if (draining()) {
             call.onError(Status.UNAVAILABLE
                     .withDescription("meshbridge is shutting down")
                     .asRuntimeException());
@@ -474,7 +536,13 @@ public final class AdsServer implements AutoCloseable {
         RequestRate rate = new RequestRate(limits.maxRequestsPerSecond());
         call.setOnReadyHandler(() -> execute(() -> engine.markDirty(st)));
         call.setOnCancelHandler(() -> execute(() -> engine.unregister(st, Status.CANCELLED.asRuntimeException())));
-        execute(() -> engine.register(st));
+        execute(() -> {
+            if (draining()) {
+                refuseLate(st); // admitted just as the drain began, after its streams were ended
+                return;
+            }
+            engine.register(st);
+        });
         call.request(1);
         return new StreamObserver<>() {
             @Override
@@ -572,6 +640,15 @@ public final class AdsServer implements AutoCloseable {
                 return 0;
             }
             return (long) Math.ceil((1 - tokens) / perNano);
+        }
+    }
+
+    private static void refuseLate(AdsStream st) {
+        try {
+            st.fail(Status.UNAVAILABLE.withDescription(
+                    "meshbridge replica is shutting down; reconnect to another replica"));
+        } catch (RuntimeException ignored) {
+            // already cancelled by the client
         }
     }
 

@@ -52,6 +52,9 @@ final class TypeState {
     Nack lastNack;
     long responses;
     long nacks;
+    /** The changes this subscription owes an ACK for, for the event-to-ACK time ({@link Propagation}). */
+    final Propagation.Owed owed = new Propagation.Owed(REMEMBERED_NONCES);
+
     private final String[] recentNonces = new String[REMEMBERED_NONCES];
     private final String[] recentVersions = new String[REMEMBERED_NONCES];
     private int recent;
@@ -190,15 +193,25 @@ final class TypeState {
         lastSentAcked = true;
     }
 
-    void recordSent(String nonce, String version, Instant at) {
+    /** Returns the ring slot the nonce is remembered in. */
+    int recordSent(String nonce, String version, Instant at) {
         lastSentNonce = nonce;
         lastSentVersion = version;
         lastSentAt = at;
         lastSentAcked = false;
         responses++;
-        recentNonces[recent % REMEMBERED_NONCES] = nonce;
-        recentVersions[recent % REMEMBERED_NONCES] = version;
+        int slot = recent % REMEMBERED_NONCES;
+        recentNonces[slot] = nonce;
+        recentVersions[slot] = version;
         recent++;
+        return slot;
+    }
+
+    /** The ring slots of the remembered nonces, from the oldest response to the newest. */
+    int[] slotOrder() {
+        int[] order = new int[REMEMBERED_NONCES];
+        for (int i = 0; i < REMEMBERED_NONCES; i++) order[i] = (recent + i) % REMEMBERED_NONCES;
+        return order;
     }
 
     /** The version of a recently sent response, by its nonce; null when too old or unknown. */

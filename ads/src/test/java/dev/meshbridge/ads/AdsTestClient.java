@@ -115,6 +115,18 @@ public final class AdsTestClient implements AutoCloseable {
         return (DeltaDiscoveryResponse) take(10);
     }
 
+    /** The error that ended the stream, waiting up to 10 s; fails on a response or a normal end. */
+    public Throwable failure() {
+        try {
+            Object o = received.poll(10, TimeUnit.SECONDS);
+            if (o instanceof Throwable t) return t;
+            throw new AssertionError("expected the stream to fail, got " + o);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
     /** What has arrived and not been taken (tests check it after the server is idle). */
     public int pending() {
         return received.size();

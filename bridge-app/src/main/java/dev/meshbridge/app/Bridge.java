@@ -42,6 +42,9 @@ public final class Bridge implements AutoCloseable {
     private final RegistryReconciler reconciler;
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Set on shutdown: {@code /ready} answers 503 from then on, while everything is still served. */
+    private volatile boolean draining;
+
     private volatile BridgeConfig config;
     private XdsServer xds;
     private McpServer mcp;
@@ -334,6 +337,12 @@ public final class Bridge implements AutoCloseable {
 
     private AdminServer.Health readiness() {
         Map<String, Object> body = new LinkedHashMap<>();
+        if (draining) {
+            // the Service must stop sending new clients here before the streams are sent away
+            body.put("ready", false);
+            body.put("draining", true);
+            return new AdminServer.Health(false, body);
+        }
         List<String> pending = new ArrayList<>();
         for (RegistryReconciler.Running r : reconciler.running()) {
             if (!r.status().ready(r.config().syncTimeout()))
@@ -369,6 +378,40 @@ public final class Bridge implements AutoCloseable {
     /** Adds something to close with the bridge (closed before the aggregator, in reverse order of adding). */
     void closeWith(AutoCloseable c) {
         closeables.add(c);
+    }
+
+    /**
+     * Leaves gracefully, as on SIGTERM: {@code /ready} answers 503 at once (the Service stops sending new connections
+     * here), everything is still served and pushed for {@code shutdown.drainPeriod}, then both servers send GOAWAY and
+     * end their streams with {@code UNAVAILABLE} so every client reconnects to another replica holding what it has
+     * (replicas serve equal versions, so it is sent nothing new), then the bridge closes. Blocks until closed.
+     */
+    public void shutdownGracefully() {
+        if (closed.get()) return;
+        draining = true;
+        java.time.Duration period = config.shutdown().drainPeriod();
+        log.info("shutting down: /ready answers 503; xDS and MCP clients are sent to other replicas in {}", period);
+        try {
+            Thread.sleep(period);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        drainServers();
+        close();
+    }
+
+    /** GOAWAY and the end of every stream, on both servers at once; waits for both (each is bounded). */
+    private void drainServers() {
+        java.util.concurrent.CompletableFuture<Void> x =
+                xds == null ? java.util.concurrent.CompletableFuture.completedFuture(null) : xds.drain();
+        java.util.concurrent.CompletableFuture<Void> m =
+                mcp == null ? java.util.concurrent.CompletableFuture.completedFuture(null) : mcp.drain();
+        java.util.concurrent.CompletableFuture.allOf(x, m).join();
+    }
+
+    /** True once a graceful shutdown has begun ({@code /ready} answers 503). */
+    public boolean draining() {
+        return draining;
     }
 
     @Override

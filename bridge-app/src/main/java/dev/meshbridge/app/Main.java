@@ -24,6 +24,7 @@ public final class Main {
 
     private static final String USAGE = """
             Usage: meshbridge [--config FILE | --demo] [--check] [--admin-port N] [--xds-port N] [--mcp-port N]
+                   meshbridge call HOST [--calls N] [--xds HOST:PORT]
 
               --config FILE    run with this bridge.yaml (watched: registry changes apply at run time)
               --demo           run against an embedded ZooKeeper holding sample Dubbo and Spring Cloud services
@@ -33,6 +34,8 @@ public final class Main {
               --mcp-port N     override mcp.port (0 picks a free port)
               --help           this text
               --version        the version
+              call HOST        call the demo's GreeterService at xds:///HOST through the bridge with grpc-java's
+                               xDS client, and print which instance answered each call (see call --help)
 
             xDS (Envoy, proxyless gRPC): port 15010; MCP (istiod configSources): port 15051
             Admin: http://127.0.0.1:15080/ready, /healthz, /metrics, /debug/catalog, /debug/registries,
@@ -111,6 +114,7 @@ public final class Main {
 
     /** Runs the command; with {@code block} it waits until the process is asked to stop. Returns the exit code. */
     static int run(String[] argv, PrintStream out, PrintStream err, boolean block) {
+        if (argv.length > 0 && argv[0].equals("call")) return dev.meshbridge.app.demo.DemoCall.run(argv, out, err);
         Args args;
         try {
             args = Args.parse(argv);
@@ -177,6 +181,9 @@ public final class Main {
                 out.println("The catalog:  curl -s http://127.0.0.1:" + bridge.adminPort() + "/debug/catalog");
                 out.println("Registries:   curl -s http://127.0.0.1:" + bridge.adminPort() + "/debug/registries");
                 out.println("Metrics:      curl -s http://127.0.0.1:" + bridge.adminPort() + "/metrics");
+                out.println("Call the Triple service through the bridge (grpc-java's xDS client), in another shell:");
+                out.println("              ./meshbridge call " + dev.meshbridge.app.demo.DemoRegistrations.GREETER_HOST
+                        + " --calls 30" + (bridge.xdsPort() == 15010 ? "" : " --xds 127.0.0.1:" + bridge.xdsPort()));
                 out.println("Stop with Ctrl-C.");
                 out.println();
                 demo = null;
@@ -190,7 +197,7 @@ public final class Main {
                     .addShutdownHook(new Thread(
                             () -> {
                                 log.info("stopping");
-                                bridge.close();
+                                bridge.shutdownGracefully();
                                 stopped.countDown();
                             },
                             "meshbridge-shutdown"));

@@ -33,7 +33,7 @@ class DemoTest {
                             "orders-service.services.zookeeper",
                             "org.apache.dubbo.samples.cartservice.dubbo",
                             "org.apache.dubbo.samples.greeterservice.v-1-0-0.dubbo",
-                            "org.apache.dubbo.samples.greeterservice.v-2-0-0.g-canary.dubbo",
+                            "org.apache.dubbo.samples.greeterservice.v-2-0-0.dubbo",
                             "shop-provider.dubbo");
 
             MeshService greeter = catalog.service("org.apache.dubbo.samples.greeterservice.v-1-0-0.dubbo");
@@ -52,6 +52,22 @@ class DemoTest {
             assertThat(orders.endpoints())
                     .extracting(e -> e.labels().get("zone"))
                     .containsExactlyInAnyOrder("zone-a", "zone-b");
+            // the Spring Cloud instances are real HTTP servers: each answers with its name
+            for (var e : orders.endpoints()) {
+                HttpResponse<String> r = HttpClient.newHttpClient()
+                        .send(
+                                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + e.port("http") + "/orders"))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString());
+                assertThat(r.body()).startsWith("orders-service instance web-");
+            }
+            MeshService triple = catalog.service("org.apache.dubbo.samples.greeterservice.v-2-0-0.dubbo");
+            assertThat(triple.endpoints())
+                    .extracting(Endpoint::weight, Endpoint::routable)
+                    .containsExactlyInAnyOrder(
+                            org.assertj.core.groups.Tuple.tuple(100, true),
+                            org.assertj.core.groups.Tuple.tuple(50, true),
+                            org.assertj.core.groups.Tuple.tuple(100, false));
 
             HttpResponse<String> page = HttpClient.newHttpClient()
                     .send(
@@ -59,7 +75,7 @@ class DemoTest {
                                             + "/debug/catalog?service=greeter"))
                                     .build(),
                             HttpResponse.BodyHandlers.ofString());
-            assertThat(page.body()).contains("\"shown\" : 2").contains("greeterservice.v-2-0-0.g-canary.dubbo");
+            assertThat(page.body()).contains("\"shown\" : 2").contains("greeterservice.v-2-0-0.dubbo");
         }
     }
 }

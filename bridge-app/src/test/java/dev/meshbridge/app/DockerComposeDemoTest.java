@@ -163,12 +163,7 @@ class DockerComposeDemoTest {
         assertThat(bootstrap.getStaticResources().getClustersList()).hasSize(1);
         Cluster bridge = bootstrap.getStaticResources().getClusters(0);
         assertThat(bridge.getName()).isEqualTo("meshbridge");
-        SocketAddress address = bridge.getLoadAssignment()
-                .getEndpoints(0)
-                .getLbEndpoints(0)
-                .getEndpoint()
-                .getAddress()
-                .getSocketAddress();
+        SocketAddress address = bridgeAddress(bootstrap);
         assertThat(address.getAddress()).isEqualTo("bridge");
         assertThat(services()).containsKey(address.getAddress());
         assertThat(address.getPortValue()).isEqualTo(config.xds().port());
@@ -184,6 +179,39 @@ class DockerComposeDemoTest {
         assertThat(config.xds().ingress().enabled()).isTrue();
         assertThat(publishedPorts("envoy"))
                 .contains(admin, config.xds().ingress().httpPort());
+    }
+
+    /** The egress Envoy is a sidecar: no listener of its own, the bridge's outbound listeners on published ports. */
+    @Test
+    void egressEnvoy_isASidecar_whoseOutboundListenersComeFromTheBridge() throws Exception {
+        Bootstrap bootstrap = envoyBootstrap("envoy-egress");
+        BridgeConfig config = bridgeConfig();
+
+        assertThat(config.xds().nodeRoles().role(bootstrap.getNode()))
+                .as("the bridge sends outbound listeners to sidecars only")
+                .isEqualTo(dev.meshbridge.xds.NodeRoles.SIDECAR);
+        assertThat(envoyBootstrap("envoy").getNode())
+                .satisfies(n ->
+                        assertThat(config.xds().nodeRoles().role(n)).isEqualTo(dev.meshbridge.xds.NodeRoles.GATEWAY));
+        assertThat(bootstrap.getStaticResources().getListenersList())
+                .as("listeners come from the bridge")
+                .isEmpty();
+        assertThat(bootstrap.getDynamicResources().getLdsConfig().hasAds()).isTrue();
+        assertThat(bootstrap.getDynamicResources().getCdsConfig().hasAds()).isTrue();
+        SocketAddress address = bridgeAddress(bootstrap);
+        assertThat(address.getAddress()).isEqualTo("bridge");
+        assertThat(address.getPortValue()).isEqualTo(config.xds().port());
+
+        var sidecar = config.xds().sidecar();
+        assertThat(sidecar.enabled()).isTrue();
+        assertThat(publishedPorts("envoy-egress"))
+                .contains(
+                        sidecar.httpPort(),
+                        sidecar.dubboPort(),
+                        bootstrap.getAdmin().getAddress().getSocketAddress().getPortValue());
+        // the smoke script calls services by name through it
+        String script = Files.readString(DEMO.dir().resolve("smoke.sh"));
+        assertThat(script).contains("127.0.0.1:" + sidecar.httpPort()).contains("hello.eureka", "greeter-zk.dubbo");
     }
 
     @Test
@@ -281,8 +309,26 @@ class DockerComposeDemoTest {
         return s.split("[:/]")[0];
     }
 
+    /** Where a bootstrap's one static cluster, the bridge, is. */
+    private static SocketAddress bridgeAddress(Bootstrap bootstrap) {
+        return bootstrap
+                .getStaticResources()
+                .getClusters(0)
+                .getLoadAssignment()
+                .getEndpoints(0)
+                .getLbEndpoints(0)
+                .getEndpoint()
+                .getAddress()
+                .getSocketAddress();
+    }
+
     private static Bootstrap envoyBootstrap() throws IOException {
-        Map<String, Object> envoy = services().get("envoy");
+        return envoyBootstrap("envoy");
+    }
+
+    private static Bootstrap envoyBootstrap(String service) throws IOException {
+        Map<String, Object> envoy = services().get(service);
+        assertThat(envoy).as("compose service " + service).isNotNull();
         Path file = bindSources(envoy).get("/etc/envoy/envoy.yaml");
         assertThat(file)
                 .as("the envoy image reads /etc/envoy/envoy.yaml")

@@ -45,6 +45,11 @@ final class GrpcJavaClient implements ProxylessClient {
         NameResolverRegistry.getDefaultRegistry().register(resolver);
     }
 
+    /** The node id this client's xDS client sends (as the bridges' debug pages show it). */
+    String nodeId() {
+        return scheme;
+    }
+
     @Override
     public String implementation() {
         return "grpc-java " + GrpcUtil.IMPLEMENTATION_VERSION;

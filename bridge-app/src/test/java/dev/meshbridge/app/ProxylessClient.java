@@ -27,6 +27,29 @@ interface ProxylessClient extends AutoCloseable {
     @Override
     void close();
 
+    /** Waits up to 30 s until the calls to {@code host} are answered by exactly these backends. */
+    default void awaitAnsweredBy(String host, String... names) {
+        java.util.Set<String> expected = java.util.Set.of(names);
+        org.awaitility.Awaitility.await()
+                .atMost(java.time.Duration.ofSeconds(30))
+                .untilAsserted(() -> org.assertj.core.api.Assertions.assertThat(
+                                call(host, 4 * expected.size()).answeredBy().keySet())
+                        .isEqualTo(expected));
+    }
+
+    /** Waits up to 30 s until the background traffic has made {@code n} more calls (answered or not); its calls. */
+    default Calls awaitTraffic(long n) {
+        Calls start = traffic();
+        long target = start.answered() + start.failures().size() + n;
+        org.awaitility.Awaitility.await()
+                .atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> {
+                    Calls now = traffic();
+                    return now.answered() + now.failures().size() >= target;
+                });
+        return traffic();
+    }
+
     /**
      * What a run of calls gave.
      *

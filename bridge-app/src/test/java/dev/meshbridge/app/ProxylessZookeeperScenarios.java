@@ -278,12 +278,7 @@ abstract class ProxylessZookeeperScenarios {
 
     /** Waits until the calls to {@code host} are answered by exactly these backends. */
     void awaitAnsweredBy(String host, String... names) {
-        Set<String> expected = Set.of(names);
-        await().atMost(WAIT)
-                .untilAsserted(() -> assertThat(client.call(host, 4 * expected.size())
-                                .answeredBy()
-                                .keySet())
-                        .isEqualTo(expected));
+        client.awaitAnsweredBy(host, names);
     }
 
     /**
@@ -301,13 +296,7 @@ abstract class ProxylessZookeeperScenarios {
 
     /** Waits until the background traffic has made {@code n} more calls (answered or not); its calls so far. */
     ProxylessClient.Calls awaitTraffic(long n) {
-        ProxylessClient.Calls start = client.traffic();
-        long target = start.answered() + start.failures().size() + n;
-        await().atMost(WAIT).until(() -> {
-            ProxylessClient.Calls now = client.traffic();
-            return now.answered() + now.failures().size() >= target;
-        });
-        return client.traffic();
+        return client.awaitTraffic(n);
     }
 
     /** The calls each of these backends has served so far. */

@@ -17,12 +17,17 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class TcpProxy implements AutoCloseable {
 
-    private final int target;
+    private final java.util.function.IntSupplier target;
     private final int port;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private volatile ServerSocket server;
 
     TcpProxy(int target) throws IOException {
+        this(() -> target);
+    }
+
+    /** A forwarder that asks {@code target} for the port of each new connection; -1 refuses it. */
+    TcpProxy(java.util.function.IntSupplier target) throws IOException {
         this.target = target;
         this.server = bind(0);
         this.port = server.getLocalPort();
@@ -58,7 +63,18 @@ final class TcpProxy implements AutoCloseable {
             while (!listening.isClosed()) {
                 try {
                     Socket client = listening.accept();
-                    Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
+                    int to = target.getAsInt();
+                    if (to < 0) {
+                        client.close(); // no target: the connection is refused
+                        continue;
+                    }
+                    Socket upstream;
+                    try {
+                        upstream = new Socket(InetAddress.getLoopbackAddress(), to);
+                    } catch (IOException e) {
+                        client.close();
+                        continue;
+                    }
                     open.add(client);
                     open.add(upstream);
                     pipe(client, upstream);

@@ -33,6 +33,10 @@ import java.util.TreeMap;
  * @param minPushInterval the least time between two pushes of changes to one istiod stream; what changes in between
  *     is merged into the next push (istiod's MCP client speaks state of the world only, so each push carries every
  *     resource of a kind); 0 pushes every catalog change at once
+ * @param keepaliveTime how often the server pings an idle istiod connection to find dead peers (0 turns it off;
+ *     default 60s)
+ * @param maxConnectionAge after this long an istiod connection is asked to reconnect, which spreads istiods over
+ *     bridge replicas after a scale-up (0, the default, never)
  * @param limits what the server grants its clients ({@code mcp.limits:})
  */
 public record McpOptions(
@@ -47,6 +51,8 @@ public record McpOptions(
         Duration initialSyncTimeout,
         Ingress ingress,
         Duration minPushInterval,
+        Duration keepaliveTime,
+        Duration maxConnectionAge,
         dev.meshbridge.ads.AdsLimits limits) {
 
     public static final int DEFAULT_PORT = 15051;
@@ -54,6 +60,7 @@ public record McpOptions(
     public static final String DEFAULT_RESOURCE_NAME = "{host}";
     public static final Duration DEFAULT_INITIAL_SYNC_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_MIN_PUSH_INTERVAL = Duration.ofSeconds(2);
+    public static final Duration DEFAULT_KEEPALIVE_TIME = Duration.ofSeconds(60);
 
     /** Variables of the {@code resourceName} template. */
     public static final Set<String> NAME_VARIABLES = Set.of("host", "registry", "registryType");
@@ -171,6 +178,10 @@ public record McpOptions(
         Objects.requireNonNull(endpointMode, "endpointMode");
         Objects.requireNonNull(resourceName, "resourceName");
         Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
+        Objects.requireNonNull(keepaliveTime, "keepaliveTime");
+        Objects.requireNonNull(maxConnectionAge, "maxConnectionAge");
+        if (keepaliveTime.isNegative() || maxConnectionAge.isNegative())
+            throw new IllegalArgumentException("keepaliveTime and maxConnectionAge must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
         String problem = namespaceProblem(namespace);
         if (problem != null) throw new IllegalArgumentException(problem);
@@ -212,6 +223,8 @@ public record McpOptions(
         b.initialSyncTimeout = initialSyncTimeout;
         b.ingress = ingress;
         b.minPushInterval = minPushInterval;
+        b.keepaliveTime = keepaliveTime;
+        b.maxConnectionAge = maxConnectionAge;
         b.limits = limits;
         return b;
     }
@@ -263,6 +276,14 @@ public record McpOptions(
         Duration pace = section.duration("minPushInterval", DEFAULT_MIN_PUSH_INTERVAL);
         if (pace.isNegative()) section.problem("minPushInterval", "must not be negative");
         else b.minPushInterval(pace);
+        Duration keepalive = section.duration("keepaliveTime", DEFAULT_KEEPALIVE_TIME);
+        if (keepalive.isNegative()) section.problem("keepaliveTime", "must not be negative");
+        else b.keepaliveTime(keepalive);
+        Duration maxAge = section.duration("maxConnectionAge", Duration.ZERO);
+        if (maxAge.isNegative()) section.problem("maxConnectionAge", "must not be negative");
+        else if (!maxAge.isZero() && maxAge.compareTo(Duration.ofSeconds(1)) < 0)
+            section.problem("maxConnectionAge", "must be at least 1s (or 0 for never)");
+        else b.maxConnectionAge(maxAge);
         b.limits(dev.meshbridge.ads.AdsLimits.parse(section.section("limits")));
         return b.build();
     }
@@ -310,6 +331,8 @@ public record McpOptions(
         private Duration initialSyncTimeout = DEFAULT_INITIAL_SYNC_TIMEOUT;
         private Ingress ingress = Ingress.defaults();
         private Duration minPushInterval = DEFAULT_MIN_PUSH_INTERVAL;
+        private Duration keepaliveTime = DEFAULT_KEEPALIVE_TIME;
+        private Duration maxConnectionAge = Duration.ZERO;
         private dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.DEFAULTS;
 
         public Builder limits(dev.meshbridge.ads.AdsLimits limits) {
@@ -318,6 +341,16 @@ public record McpOptions(
         }
 
         private Builder() {}
+
+        public Builder keepaliveTime(Duration keepaliveTime) {
+            this.keepaliveTime = keepaliveTime;
+            return this;
+        }
+
+        public Builder maxConnectionAge(Duration maxConnectionAge) {
+            this.maxConnectionAge = maxConnectionAge;
+            return this;
+        }
 
         public Builder minPushInterval(Duration minPushInterval) {
             this.minPushInterval = minPushInterval;
@@ -391,6 +424,8 @@ public record McpOptions(
                     initialSyncTimeout,
                     ingress,
                     minPushInterval,
+                    keepaliveTime,
+                    maxConnectionAge,
                     limits);
         }
     }

@@ -111,16 +111,17 @@ public final class McpResource {
         return kind.kind() + " " + fullName + " version=" + version;
     }
 
-    /** The {@code istio.mcp.v1alpha1.Resource} istiod receives. */
+    /**
+     * The {@code istio.mcp.v1alpha1.Resource} istiod receives.
+     *
+     * @param createTime the metadata's {@code create_time}; null leaves it unset (what the server sends, so that every
+     *     replica sends the same bytes)
+     */
     public Resource toResource(Timestamp createTime) {
-        return Resource.newBuilder()
-                .setMetadata(Metadata.newBuilder()
-                        .setName(fullName())
-                        .setCreateTime(createTime)
-                        .setVersion(version)
-                        .putAllLabels(labels))
-                .setBody(body)
-                .build();
+        Metadata.Builder metadata =
+                Metadata.newBuilder().setName(fullName()).setVersion(version).putAllLabels(labels);
+        if (createTime != null) metadata.setCreateTime(createTime);
+        return Resource.newBuilder().setMetadata(metadata).setBody(body).build();
     }
 
     /** {@link #toResource} as the Any that goes into a discovery response. */

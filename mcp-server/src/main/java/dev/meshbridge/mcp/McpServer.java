@@ -14,7 +14,6 @@ import dev.meshbridge.core.util.Hash64;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -56,7 +55,8 @@ import org.slf4j.LoggerFactory;
  *       istiod connected to a restarting bridge does not see a half-filled catalog and drop the rest;
  *   <li>pushes to one istiod are paced ({@link McpOptions#minPushInterval()}): a burst of catalog changes goes out
  *       as a few pushes of the merged state, not one whole-set push per change;
- *   <li>a resource keeps its creation time for as long as it exists, and its version changes only with its content;
+ *   <li>a resource's version changes only with its content, and its bytes are the same in every replica (no
+ *       {@code create_time} is set: a replica's own clock would make them differ);
  *   <li>services istiod would refuse are not sent; they are logged, counted and listed by {@code /debug/mcp};
  *   <li>the snapshot's Ingress routes become Gateways, VirtualServices and DestinationRules ({@link
  *       IngressRouteTranslator}), translated again only when the route table changes or a host it names changes its
@@ -94,7 +94,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         this(options, meterRegistry, Clock.systemUTC());
     }
 
-    /** @param clock creation times of resources and the pacing of pushes (tests drive it) */
+    /** @param clock the pacing of pushes and the debug records' times (tests drive it) */
     McpServer(McpOptions options, MeterRegistry meterRegistry, Clock clock) {
         this.options = Objects.requireNonNull(options, "options");
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -106,8 +106,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                         "mcp",
                         options.bindAddress(),
                         options.port(),
-                        Duration.ofSeconds(60),
-                        Duration.ZERO,
+                        options.keepaliveTime(),
+                        options.maxConnectionAge(),
                         options.limits(),
                         options.initialSyncTimeout(),
                         options.minPushInterval()),
@@ -164,7 +164,15 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     /** Receives catalog snapshots (on the aggregator's thread; the work happens on the server's thread). */
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
-        ads.execute(() -> apply(snapshot));
+        ads.execute(() -> engine.applyChange(snapshot.firstEventNanos(), () -> apply(snapshot)));
+    }
+
+    /**
+     * Sends every istiod to another replica (graceful shutdown): GOAWAY, then every stream ends with
+     * {@code UNAVAILABLE}; see {@link AdsServer#drain()}.
+     */
+    public CompletableFuture<Void> drain() {
+        return ads.drain();
     }
 
     /** The {@code /debug/mcp} page. */
@@ -474,26 +482,19 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     }
 
     /**
-     * Puts resources into their tables: a resource whose version is served already is left alone, a changed one keeps
-     * its creation time, a new one gets the current time.
+     * Puts resources into their tables: a resource whose version is served already is left alone. No resource carries a
+     * {@code create_time}, so every replica serves the same bytes.
      *
      * @return the names of the given resources by kind
      */
     private Map<McpKind, Set<String>> serve(List<McpResource> resources, Map<McpKind, Set<String>> changed) {
         Map<McpKind, Set<String>> names = new EnumMap<>(McpKind.class);
-        Timestamp now = null;
         for (McpResource r : resources) {
             names.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
             Served existing = served(r.kind(), r.fullName());
             if (existing != null && existing.version().equals(r.version())) continue;
-            Timestamp created;
-            if (existing != null) {
-                created = existing.createTime();
-            } else {
-                if (now == null) now = timestamp(clock.instant());
-                created = now;
-            }
-            engine.put(r.kind().resourceType(), Served.of(r, created));
+            // no create_time: a time of this replica's own would make replicas send different bytes
+            engine.put(r.kind().resourceType(), Served.of(r, null));
             changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
         }
         return names;
@@ -522,13 +523,6 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 log.warn("service host={} registry={}: {}", next.host(), next.registry(), note);
             }
         }
-    }
-
-    private static Timestamp timestamp(Instant t) {
-        return Timestamp.newBuilder()
-                .setSeconds(t.getEpochSecond())
-                .setNanos(t.getNano())
-                .build();
     }
 
     /** What the server keeps of a translation once applied: names, not bodies (those live in the tables). */
@@ -629,7 +623,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                         r.name(),
                         r.version(),
                         r.host(),
-                        Instant.ofEpochSecond(c.getSeconds(), c.getNanos())));
+                        c == null ? null : Instant.ofEpochSecond(c.getSeconds(), c.getNanos())));
             }
         }
         List<ServiceView> skipped = new ArrayList<>();

@@ -28,9 +28,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The exact Gateways, VirtualServices and DestinationRules istiod holds for the Ingress YAML of {@code
  * src/test/resources/ingress} (read by the real directory source, merged in a real aggregator, served by the MCP
- * server to an istiod-like client), printed as the {@code istio.mcp.v1alpha1.Resource} JSON, creation time fixed at
- * 2024-05-01T10:00:00Z: a representative set ({@code shop.yaml}), destinations the catalog lacks ({@code
- * unknown-destination.yaml}) and two Ingresses claiming one route ({@code conflict.yaml}).
+ * server to an istiod-like client), printed as the {@code istio.mcp.v1alpha1.Resource} JSON (with no creation time:
+ * none is sent, so replicas send the same bytes): a representative set ({@code shop.yaml}), destinations the catalog
+ * lacks ({@code unknown-destination.yaml}) and two Ingresses claiming one route ({@code conflict.yaml}).
  *
  * <p>After an intended change, regenerate with {@code ./mvnw -pl mcp-server -am verify -Dtest=IngressGoldenFilesTest
  * -Dsurefire.failIfNoSpecifiedTests=false -Dgolden.update=true} and review the diff of {@code

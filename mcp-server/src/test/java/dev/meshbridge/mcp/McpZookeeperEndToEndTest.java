@@ -222,7 +222,10 @@ class McpZookeeperEndToEndTest {
         istiod.awaitConfigs(SE, c -> addresses(c.get(ORDERS_IFACE_HOST)).equals(List.of("10.0.0.11", "10.0.0.13")));
 
         // a Spring Cloud instance goes out of service, then the service disappears
-        stockA.getPayload().getMetadata().put("instance_status", "OUT_OF_SERVICE");
+        java.util.Map<String, String> outOfService =
+                new java.util.HashMap<>(stockA.getPayload().getMetadata());
+        outOfService.put("instance_status", "OUT_OF_SERVICE");
+        stockA.getPayload().setMetadata(outOfService);
         spring.updateService(stockA);
         istiod.awaitConfigs(SE, c -> addresses(c.get(STOCK_HOST)).equals(List.of("10.1.0.2")));
         for (ServiceInstance<ZookeeperInstance> i : spring.queryForInstances("stock")) spring.unregisterService(i);

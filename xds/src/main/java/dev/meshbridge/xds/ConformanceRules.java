@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
+import dev.meshbridge.core.naming.IpAddresses;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.cluster.v3.OutlierDetection;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
@@ -32,8 +33,8 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
 /**
- * The one list of rules every resource the bridge sends must satisfy, beyond the {@code .proto} annotations that
- * {@link ProtoRules} reads: what Envoy and every proxyless gRPC client check when they take a resource, the strictest
+ * The one list of rules every resource the bridge sends must satisfy, beyond the {@code .proto} annotations (which
+ * the tests check with Envoy's generated validators, module {@code envoy-validation}): what Envoy and every proxyless gRPC client check when they take a resource, the strictest
  * of them where they differ. The translator runs them before anything is sent (a resource that breaks one is left out
  * and reported), and the tests run them on every resource the translator makes (golden files, generated catalogs).
  *
@@ -226,7 +227,7 @@ final class ConformanceRules {
                 out.add(where + ": port " + sa.getPortValue() + " is out of range");
             // grpc-java "Address is not an IP", grpc-js "address is not a valid IPv4 or IPv6 address", C-core
             // ParseXdsAddress; Envoy's EDS resolves no names
-            if (!InetLiterals.isIpLiteral(sa.getAddress()))
+            if (!IpAddresses.isBare(sa.getAddress()))
                 out.add(where + ": address '" + sa.getAddress() + "' is not an IP address");
             // C-core: no custom resolver
             if (!sa.getResolverName().isEmpty()) out.add(where + ": names a resolver");

@@ -14,6 +14,7 @@ import dev.meshbridge.core.model.Locality;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.util.Hash64;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Address;
@@ -348,7 +349,7 @@ public final class EnvoyTranslator {
             if (!e.routable()) continue;
             int number = e.port(port.name());
             if (number == 0) continue;
-            if (!InetLiterals.isIpLiteral(e.address())) {
+            if (!IpAddresses.isBare(e.address())) {
                 skipped.add(new ServiceResources.Skipped(
                         service.host(),
                         e.address() + ":" + number,

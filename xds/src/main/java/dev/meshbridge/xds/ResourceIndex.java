@@ -16,6 +16,7 @@ final class ResourceIndex {
     private final AdsEngine engine;
     private final int[] changes = new int[XdsType.all().length];
     private final Map<String, ServiceResources> byHost = new HashMap<>();
+    private SidecarResources sidecar = SidecarResources.EMPTY;
     private IngressResources ingress =
             IngressResources.empty(dev.meshbridge.core.route.RouteTable.empty().version());
 
@@ -59,7 +60,10 @@ final class ResourceIndex {
      */
     void apply(String host, ServiceResources next) {
         ServiceResources old = next == null ? byHost.remove(host) : byHost.put(host, next);
-        diff(old == null ? List.of() : old.resources(), next == null ? List.of() : next.resources(), false);
+        diff(
+                old == null ? List.of() : old.resources(),
+                next == null ? List.of() : next.resources(),
+                AdsEngine.ALL_ROLES);
     }
 
     /** What the Ingress routes give: served next to the services' resources, under names no service makes. */
@@ -71,7 +75,19 @@ final class ResourceIndex {
     void applyIngress(IngressResources next) {
         IngressResources old = ingress;
         ingress = next;
-        diff(old.resources(), next.resources(), true);
+        diff(old.resources(), next.resources(), 1 << NodeRoles.GATEWAY);
+    }
+
+    /** What the sidecars' outbound listeners give: served under names no service or Ingress route makes. */
+    SidecarResources sidecar() {
+        return sidecar;
+    }
+
+    /** Replaces the outbound listeners and their routes; the listeners go to sidecars only. */
+    void applySidecar(SidecarResources next) {
+        SidecarResources old = sidecar;
+        sidecar = next;
+        diff(old.resources(), next.resources(), 1 << NodeRoles.SIDECAR);
     }
 
     /**
@@ -79,7 +95,8 @@ final class ResourceIndex {
      * only while the served one is the same (same version): a name the Ingress routes gave up to a service (a
      * Kubernetes Service host that is also in the catalog) is not taken from the service.
      */
-    private void diff(List<XdsResource> before, List<XdsResource> after, boolean ingressRoutes) {
+    /** @param listenerRoles the roles whose wildcard listener subscriptions include the listeners among {@code after} */
+    private void diff(List<XdsResource> before, List<XdsResource> after, int listenerRoles) {
         int i = 0;
         int j = 0;
         // both lists are sorted by type, then name
@@ -93,8 +110,7 @@ final class ResourceIndex {
                 }
                 i++;
             } else {
-                int roles =
-                        ingressRoutes && a.type() == XdsType.LISTENER ? 1 << NodeRoles.GATEWAY : AdsEngine.ALL_ROLES;
+                int roles = a.type() == XdsType.LISTENER ? listenerRoles : AdsEngine.ALL_ROLES;
                 if (engine.put(a.type().resourceType(), a, roles))
                     changes[a.type().ordinal()]++;
                 if (c == 0) i++;

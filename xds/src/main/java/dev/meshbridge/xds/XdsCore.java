@@ -39,7 +39,12 @@ final class XdsCore {
 
     private final EnvoyTranslator translator;
     private final EnvoyIngressTranslator ingressTranslator;
-    private final ProtoRules protoRules = new ProtoRules(ENVOY_ANY_TYPES);
+    private final EnvoySidecarTranslator sidecarTranslator;
+    /** Per host, what decides its outbound routes; the sidecar's resources are made again when one changes. */
+    private final TreeMap<String, EnvoySidecarTranslator.Entry> sidecarEntries = new TreeMap<>();
+
+    private boolean sidecarTranslated;
+    private long sidecarTranslations;
     private final XdsMetrics metrics;
     private final ResourceIndex index;
     private final Set<String> warned = new HashSet<>();
@@ -56,32 +61,28 @@ final class XdsCore {
     private MeshSnapshot snapshot = MeshSnapshot.empty();
     private int skippedNow;
 
-    /** The types the resources the bridge makes pack into {@code Any} fields, for {@link ProtoRules}. */
-    static final List<com.google.protobuf.Message> ENVOY_ANY_TYPES = List.of(
-            io.envoyproxy.envoy.config.cluster.v3.Cluster.getDefaultInstance(),
-            io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.getDefaultInstance(),
-            io.envoyproxy.envoy.config.listener.v3.Listener.getDefaultInstance(),
-            io.envoyproxy.envoy.config.route.v3.RouteConfiguration.getDefaultInstance(),
-            io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.getDefaultInstance(),
-            io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
-                    .getDefaultInstance(),
-            io.envoyproxy.envoy.extensions.filters.http.router.v3.Router.getDefaultInstance(),
-            io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector.getDefaultInstance(),
-            io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext.getDefaultInstance(),
-            io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions.getDefaultInstance());
-
     XdsCore(EnvoyTranslator translator, XdsMetrics metrics, AdsEngine engine) {
-        this(translator, new EnvoyIngressTranslator(translator, XdsOptions.Ingress.DEFAULTS), metrics, engine);
+        this(
+                translator,
+                new EnvoyIngressTranslator(translator, XdsOptions.Ingress.DEFAULTS),
+                new EnvoySidecarTranslator(translator, SidecarOptions.DEFAULTS),
+                metrics,
+                engine);
     }
 
-    /** @param ingressTranslator null serves no resources for the Ingress routes */
+    /**
+     * @param ingressTranslator null serves no resources for the Ingress routes
+     * @param sidecarTranslator null serves no outbound listeners to sidecars
+     */
     XdsCore(
             EnvoyTranslator translator,
             EnvoyIngressTranslator ingressTranslator,
+            EnvoySidecarTranslator sidecarTranslator,
             XdsMetrics metrics,
             AdsEngine engine) {
         this.translator = translator;
         this.ingressTranslator = ingressTranslator;
+        this.sidecarTranslator = sidecarTranslator;
         this.metrics = metrics;
         this.index = new ResourceIndex(engine);
     }
@@ -160,6 +161,7 @@ final class XdsCore {
                     next.serviceCount(),
                     translated);
         }
+        if (sidecarTranslator != null) applySidecar(next, incremental);
         if (ingressTranslator != null) applyIngress(next, incremental);
         lastSequence = next.sequence();
         snapshot = next;
@@ -170,7 +172,7 @@ final class XdsCore {
         if (Arrays.stream(changes).sum() > 0) {
             log.info(
                     "xds push sequence={} services changed={} removed={} routes changed={} resources changed cds={}"
-                            + " eds={} lds={} rds={} sds={} in {} us",
+                            + " eds={} lds={} rds={} drds={} sds={} in {} us",
                     next.sequence(),
                     next.changed().size(),
                     next.removed().size(),
@@ -179,6 +181,7 @@ final class XdsCore {
                     changes[XdsType.ENDPOINT.ordinal()],
                     changes[XdsType.LISTENER.ordinal()],
                     changes[XdsType.ROUTE.ordinal()],
+                    changes[XdsType.DUBBO_ROUTE.ordinal()],
                     changes[XdsType.SECRET.ordinal()],
                     nanos / 1000);
         }
@@ -256,7 +259,7 @@ final class XdsCore {
             // a resource with the version already served was checked when it was first made
             XdsResource served = index.get(r.type(), r.name());
             if (served != null && served.versionHash() == r.versionHash()) continue;
-            for (String p : protoRules.check(r.any())) problems.add(r.type().shortName() + " " + r.name() + ": " + p);
+            for (String p : EnvoySemantics.check(r)) problems.add(r.type().shortName() + " " + r.name() + ": " + p);
         }
         if (!problems.isEmpty()) {
             // never sent: Envoy would NACK it; what was served stays
@@ -298,6 +301,55 @@ final class XdsCore {
         return r == null ? null : EnvoyTranslator.servedPorts(r);
     }
 
+    // ------------------------------------------------------------------ sidecar outbound listeners
+
+    /**
+     * Makes the sidecars' outbound listeners and routes again when a service appeared, went, or changed what decides
+     * its routes (its served ports, its Dubbo interfaces); an endpoint change costs one comparison per changed host.
+     * The result is diffed per resource, so only the route configurations that differ are pushed.
+     */
+    private void applySidecar(MeshSnapshot next, boolean incremental) {
+        boolean changed = !sidecarTranslated;
+        Set<String> hosts = new HashSet<>();
+        if (incremental) {
+            hosts.addAll(next.changed());
+            hosts.addAll(next.removed());
+        } else {
+            hosts.addAll(sidecarEntries.keySet());
+            hosts.addAll(next.services().keySet());
+        }
+        for (String h : hosts) {
+            ServiceResources served = index.service(h);
+            MeshService s = next.service(h);
+            EnvoySidecarTranslator.Entry e =
+                    served == null || s == null ? null : EnvoySidecarTranslator.entry(s, served);
+            EnvoySidecarTranslator.Entry old = e == null ? sidecarEntries.remove(h) : sidecarEntries.put(h, e);
+            if (!java.util.Objects.equals(old, e)) changed = true;
+        }
+        if (!changed) return;
+        SidecarResources translated = sidecarTranslator.translate(sidecarEntries);
+        sidecarTranslated = true;
+        sidecarTranslations++;
+        List<String> problems = new ArrayList<>();
+        for (XdsResource r : translated.resources()) {
+            XdsResource served = index.get(r.type(), r.name());
+            if (served != null && served.versionHash() == r.versionHash()) continue;
+            for (String p : EnvoySemantics.check(r)) problems.add(r.type().shortName() + " " + r.name() + ": " + p);
+        }
+        if (!problems.isEmpty()) {
+            metrics.skipped("invalid-resource");
+            log.error(
+                    "xds sidecar listeners not served, Envoy would refuse them; the last good ones stay: {}", problems);
+            return;
+        }
+        index.applySidecar(translated);
+    }
+
+    /** How often the sidecar's resources were made again (for tests and benchmarks). */
+    long sidecarTranslations() {
+        return sidecarTranslations;
+    }
+
     // ------------------------------------------------------------------ debug
 
     XdsDebugView debugView(Map<String, String> query) {
@@ -323,6 +375,12 @@ final class XdsCore {
                         snapshot.routes().version(),
                         ingress.routesVersion(),
                         ingressResources,
-                        ingress.unavailable()));
+                        ingress.unavailable()),
+                new XdsDebugView.Sidecar(
+                        sidecarTranslator != null,
+                        index.sidecar().resources().stream()
+                                .map(r -> r.type().shortName() + " " + r.name())
+                                .toList(),
+                        index.sidecar().notes()));
     }
 }

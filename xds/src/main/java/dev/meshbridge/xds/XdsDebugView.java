@@ -13,13 +13,15 @@ import java.util.Map;
  * @param clients connected streams, with their role and status per type
  * @param skipped endpoints and resources currently left out, with the reason
  * @param ingress what the Ingress routes give Envoy
+ * @param sidecar what the sidecars' outbound listeners give Envoy, and what they leave out
  */
 public record XdsDebugView(
         Catalog catalog,
         Map<String, Integer> resources,
         List<AdsClientView> clients,
         List<ServiceResources.Skipped> skipped,
-        Ingress ingress) {
+        Ingress ingress,
+        Sidecar sidecar) {
 
     /** The snapshot being served. */
     public record Catalog(long sequence, String version, int services, long endpoints) {}
@@ -40,6 +42,16 @@ public record XdsDebugView(
             String servedVersion,
             List<String> resources,
             List<String> unavailable) {}
+
+    /**
+     * The outbound listeners of sidecars and egress proxies.
+     *
+     * @param enabled whether {@code xds.sidecar.enabled} is on
+     * @param resources type and name of each resource
+     * @param notes what is not routed, and why (HTTPS ports, TCP ports without a mapping, ambiguous short names,
+     *     Dubbo services without a known interface)
+     */
+    public record Sidecar(boolean enabled, List<String> resources, List<SidecarResources.Note> notes) {}
 
     /** The client of a node id, or null. */
     public AdsClientView client(String nodeId) {

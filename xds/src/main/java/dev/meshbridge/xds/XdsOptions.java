@@ -1,6 +1,7 @@
 package dev.meshbridge.xds;
 
 import dev.meshbridge.core.config.ConfigNode;
+import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -31,6 +32,7 @@ import java.util.Set;
  * @param sdsClients the clients that may receive SDS secrets (Ingress TLS keys), by address ({@code
  *     xds.sds.allowedClients}); others are answered with no secrets. Until the server authenticates clients (mTLS),
  *     the default is {@code loopback} only
+ * @param sidecar the outbound listeners sidecars and egress proxies get
  */
 public record XdsOptions(
         String bindAddress,
@@ -45,7 +47,8 @@ public record XdsOptions(
         Duration initialSyncTimeout,
         NodeRoles nodeRoles,
         dev.meshbridge.ads.AdsLimits limits,
-        dev.meshbridge.ads.ClientNetworks sdsClients) {
+        dev.meshbridge.ads.ClientNetworks sdsClients,
+        SidecarOptions sidecar) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -62,7 +65,8 @@ public record XdsOptions(
             Duration.ofSeconds(30),
             NodeRoles.DEFAULTS,
             dev.meshbridge.ads.AdsLimits.DEFAULTS,
-            dev.meshbridge.ads.ClientNetworks.LOOPBACK);
+            dev.meshbridge.ads.ClientNetworks.LOOPBACK,
+            SidecarOptions.DEFAULTS);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -79,7 +83,7 @@ public record XdsOptions(
 
         public Ingress {
             Objects.requireNonNull(bindAddress, "bindAddress");
-            if (!InetLiterals.isIpLiteral(bindAddress))
+            if (!IpAddresses.isBare(bindAddress))
                 throw new IllegalArgumentException("ingress bindAddress '" + bindAddress + "' is not an IP address");
             if (httpPort < 0 || httpPort > 65535 || httpsPort < 0 || httpsPort > 65535)
                 throw new IllegalArgumentException("ingress ports must be in 0..65535");
@@ -111,6 +115,7 @@ public record XdsOptions(
         Objects.requireNonNull(nodeRoles, "nodeRoles");
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(sdsClients, "sdsClients");
+        Objects.requireNonNull(sidecar, "sidecar");
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
@@ -138,7 +143,8 @@ public record XdsOptions(
                 initialSyncTimeout,
                 nodeRoles,
                 limits,
-                sdsClients);
+                sdsClients,
+                sidecar);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
@@ -155,7 +161,8 @@ public record XdsOptions(
                 initialSyncTimeout,
                 nodeRoles,
                 limits,
-                sdsClients);
+                sdsClients,
+                sidecar);
     }
 
     public XdsOptions withInitialSyncTimeout(Duration timeout) {
@@ -172,7 +179,8 @@ public record XdsOptions(
                 timeout,
                 nodeRoles,
                 limits,
-                sdsClients);
+                sdsClients,
+                sidecar);
     }
 
     public XdsOptions withNodeRoles(NodeRoles roles) {
@@ -189,7 +197,8 @@ public record XdsOptions(
                 initialSyncTimeout,
                 roles,
                 limits,
-                sdsClients);
+                sdsClients,
+                sidecar);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -206,7 +215,56 @@ public record XdsOptions(
                 initialSyncTimeout,
                 nodeRoles,
                 limits,
-                sdsClients);
+                sdsClients,
+                sidecar);
+    }
+
+    /** The same options with an 11-argument shape (no sidecar section): sidecars get the default listeners. */
+    public XdsOptions(
+            String bindAddress,
+            int port,
+            Duration connectTimeout,
+            boolean grpcListeners,
+            Set<String> lbMetadataLabels,
+            Duration keepaliveTime,
+            Duration maxConnectionAge,
+            Ingress ingress,
+            int healthyPanicThreshold,
+            Duration initialSyncTimeout,
+            NodeRoles nodeRoles) {
+        this(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                dev.meshbridge.ads.AdsLimits.DEFAULTS,
+                dev.meshbridge.ads.ClientNetworks.LOOPBACK,
+                SidecarOptions.DEFAULTS);
+    }
+
+    public XdsOptions withSidecar(SidecarOptions sidecar) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                sdsClients,
+                sidecar);
     }
 
     public XdsOptions withLimits(dev.meshbridge.ads.AdsLimits limits) {
@@ -223,7 +281,8 @@ public record XdsOptions(
                 initialSyncTimeout,
                 nodeRoles,
                 limits,
-                sdsClients);
+                sdsClients,
+                sidecar);
     }
 
     public XdsOptions withSdsClients(dev.meshbridge.ads.ClientNetworks clients) {
@@ -240,7 +299,8 @@ public record XdsOptions(
                 initialSyncTimeout,
                 nodeRoles,
                 limits,
-                clients);
+                clients,
+                sidecar);
     }
 
     /** The translator options these give. */
@@ -250,7 +310,7 @@ public record XdsOptions(
 
     private static String parseBindAddress(ConfigNode section, String key, boolean localhost) {
         String bind = section.string(key, DEFAULT_BIND_ADDRESS).trim();
-        if (!(localhost && bind.equals("localhost")) && !InetLiterals.isIpLiteral(bind)) {
+        if (!(localhost && bind.equals("localhost")) && !IpAddresses.isBare(bind)) {
             section.problem(key, "expected an IP address such as 0.0.0.0, 127.0.0.1 or ::, got '" + bind + "'");
             return DEFAULT_BIND_ADDRESS;
         }
@@ -294,6 +354,9 @@ public record XdsOptions(
         if (maxAge.isNegative()) {
             section.problem("maxConnectionAge", "must not be negative");
             maxAge = Duration.ZERO;
+        } else if (!maxAge.isZero() && maxAge.compareTo(Duration.ofSeconds(1)) < 0) {
+            section.problem("maxConnectionAge", "must be at least 1s (or 0 for never)");
+            maxAge = Duration.ZERO;
         }
         Ingress ingress = Ingress.parse(section.section("ingress"));
         int panic = section.integer("healthyPanicThreshold", 0, 0, 100);
@@ -313,6 +376,7 @@ public record XdsOptions(
                 sdsSection.problem("allowedClients", e.getMessage());
             }
         }
+        SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
         return new XdsOptions(
                 bind,
                 port,
@@ -326,6 +390,7 @@ public record XdsOptions(
                 hold,
                 roles,
                 limits,
-                sds);
+                sds,
+                sidecar);
     }
 }

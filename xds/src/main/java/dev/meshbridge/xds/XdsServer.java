@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  *   <li>first answers are held until {@link #markCatalogReady()} (the bridge calls it once every registry has synced
  *       or passed its sync timeout) or {@link XdsOptions#initialSyncTimeout()}; the protocol policy (unknown types,
  *       absent resources, NACKs, make-before-break removals) is the engine's, the same as the MCP server's;
- *   <li>a node's role ({@link NodeRoles}) decides whether its wildcard listener subscription includes the Ingress
- *       listeners (gateways only);
+ *   <li>a node's role ({@link NodeRoles}) decides which listeners its wildcard subscription includes: the Ingress
+ *       listeners (gateways only) or the outbound listeners ({@link EnvoySidecarTranslator}, sidecars only);
  *   <li>{@link #start()} once; {@link #close()} stops it, and a second close does nothing.
  * </ol>
  */
@@ -74,6 +74,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         this.core = new XdsCore(
                 translator,
                 options.ingress().enabled() ? new EnvoyIngressTranslator(translator, options.ingress()) : null,
+                options.sidecar().enabled() ? new EnvoySidecarTranslator(translator, options.sidecar()) : null,
                 new XdsMetrics(registry),
                 ads.engine());
         ads.addService(new Cds())
@@ -96,6 +97,14 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         return this;
     }
 
+    /**
+     * Sends every client to another replica (graceful shutdown): GOAWAY, then every stream ends with
+     * {@code UNAVAILABLE}; see {@link AdsServer#drain()}.
+     */
+    public CompletableFuture<Void> drain() {
+        return ads.drain();
+    }
+
     /** The port the server listens on (the actual one when configured as 0); -1 before start. */
     public int port() {
         return ads.port();
@@ -116,7 +125,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
         ads.execute(() -> {
-            core.applySnapshot(snapshot);
+            ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot));
             servedSequence = snapshot.sequence();
         });
     }
@@ -143,7 +152,8 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                     Map.of(),
                     java.util.List.of(),
                     java.util.List.of(),
-                    new XdsDebugView.Ingress(false, "", "", java.util.List.of(), java.util.List.of()));
+                    new XdsDebugView.Ingress(false, "", "", java.util.List.of(), java.util.List.of()),
+                    new XdsDebugView.Sidecar(false, java.util.List.of(), java.util.List.of()));
         }
     }
 

@@ -14,6 +14,11 @@ public enum XdsType {
     ENDPOINT("eds", "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment", false),
     LISTENER("lds", "type.googleapis.com/envoy.config.listener.v3.Listener", true),
     ROUTE("rds", "type.googleapis.com/envoy.config.route.v3.RouteConfiguration", false),
+    /** The Dubbo route configurations of the sidecar's {@code dubbo_proxy} listener (its "DRDS", over ADS). */
+    DUBBO_ROUTE(
+            "drds",
+            "type.googleapis.com/envoy.extensions.filters.network.dubbo_proxy.v3.MultipleRouteConfiguration",
+            false),
     SECRET("sds", "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret", false);
 
     private static final XdsType[] VALUES = values();
@@ -24,7 +29,7 @@ public enum XdsType {
      */
     public static final ResourceTypes TYPES = ResourceTypes.of(
             java.util.Arrays.stream(VALUES).map(XdsType::resourceType).toList(),
-            java.util.stream.Stream.of(LISTENER, ROUTE, CLUSTER, ENDPOINT, SECRET)
+            java.util.stream.Stream.of(LISTENER, ROUTE, DUBBO_ROUTE, CLUSTER, ENDPOINT, SECRET)
                     .map(XdsType::resourceType)
                     .toList());
 
@@ -45,7 +50,7 @@ public enum XdsType {
         return resourceType;
     }
 
-    /** {@code cds}, {@code eds}, {@code lds}, {@code rds} or {@code sds}: used in metrics tags and the debug page. */
+    /** {@code cds}, {@code eds}, {@code lds}, {@code rds}, {@code drds} or {@code sds}: used in metrics tags and the debug page. */
     public String shortName() {
         return shortName;
     }

@@ -12,6 +12,7 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.envoy.validation.EnvoyValidators;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.cluster.v3.LoadBalancingPolicy;
 import io.envoyproxy.envoy.config.core.v3.Address;
@@ -46,7 +47,6 @@ import org.junit.jupiter.api.Test;
  */
 class ConformanceRulesTest {
 
-    private static final ProtoRules PROTO_RULES = new ProtoRules(XdsCore.ENVOY_ANY_TYPES);
     private final EnvoyTranslator translator = new EnvoyTranslator();
 
     // ------------------------------------------------------------------ what the translator makes
@@ -60,12 +60,17 @@ class ConformanceRulesTest {
     void generatedCatalogs_everyResourceKeepsEveryRule() {
         Random random = new Random(14);
         int grpcLoadAssignments = 0;
+        java.util.SortedMap<String, EnvoySidecarTranslator.Entry> entries = new java.util.TreeMap<>();
+        Map<XdsType, Map<String, com.google.protobuf.Any>> envoyHolds = new java.util.EnumMap<>(XdsType.class);
         for (int i = 0; i < 300; i++) {
             MeshService s = generated(random, i);
             ServiceResources r = translator.translate(s);
+            entries.put(s.host(), EnvoySidecarTranslator.entry(s, r));
+            for (XdsResource x : r.resources())
+                envoyHolds.computeIfAbsent(x.type(), t -> new TreeMap<>()).put(x.name(), x.any());
             assertThat(r.skipped()).as(s.host()).isEmpty();
             for (XdsResource x : r.resources()) {
-                assertThat(PROTO_RULES.check(x.any())).as(x.name()).isEmpty();
+                assertThat(EnvoyValidators.validate(x.any())).as(x.name()).isEmpty();
             }
             assertThat(ConformanceRules.proxyless(EnvoyTranslatorTest.asClientHolds(r)))
                     .as(s.host())
@@ -75,6 +80,24 @@ class ConformanceRulesTest {
                     .count();
         }
         assertThat(grpcLoadAssignments).as("proxyless load assignments checked").isGreaterThan(200);
+
+        // a sidecar's outbound listeners over those 300 services, with per-port ones for the default service ports
+        SidecarResources sidecar = new EnvoySidecarTranslator(
+                        translator,
+                        new SidecarOptions(true, "0.0.0.0", 15001, List.of(80, 443, 50051), 20880, List.of()))
+                .translate(entries);
+        for (XdsResource x : sidecar.resources()) {
+            envoyHolds.computeIfAbsent(x.type(), t -> new TreeMap<>()).put(x.name(), x.any());
+            // what a gRPC client could ask for by name keeps its rules too
+            if (x.type() == XdsType.ROUTE)
+                assertThat(ConformanceRules.route(EnvoySidecarTranslatorTest.unpack(
+                                x, io.envoyproxy.envoy.config.route.v3.RouteConfiguration.class)))
+                        .as(x.name())
+                        .isEmpty();
+        }
+        assertThat(sidecar.resources()).hasSizeGreaterThanOrEqualTo(7);
+        // Envoy's generated validators on every resource, and every name a listener or route gives resolves
+        assertThat(EnvoyConfigCheck.check(envoyHolds)).isEmpty();
     }
 
     /**

@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.Value;
+import dev.meshbridge.envoy.validation.EnvoyValidators;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.listener.v3.Filter;
@@ -14,7 +15,10 @@ import io.envoyproxy.envoy.config.route.v3.RouteAction;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.config.route.v3.WeightedCluster;
+import io.envoyproxy.envoy.extensions.filters.network.dubbo_proxy.v3.DubboProxy;
+import io.envoyproxy.envoy.extensions.filters.network.dubbo_proxy.v3.MultipleRouteConfiguration;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.envoyproxy.envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SdsSecretConfig;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
@@ -32,10 +36,12 @@ import java.util.regex.PatternSyntaxException;
  * test can prove an Envoy would accept the whole configuration and could route with it, without running one:
  *
  * <ol>
- *   <li>every resource parses as its type, and every rule of the API's {@code .proto} files holds ({@link ProtoRules},
- *       into the packed HTTP connection manager, router, TLS inspector, TLS context and protocol options);
+ *   <li>every resource parses as its type, and every rule of the API's {@code .proto} files holds (Envoy's
+ *       protoc-gen-validate validators, generated from those files: {@link EnvoyValidators}, into every packed typed
+ *       config), and the semantic checks Envoy adds ({@link EnvoySemantics});
  *   <li>listeners: unique names and addresses; each filter chain ends in an HTTP connection manager whose last HTTP
- *       filter is the router and whose RDS route configuration exists; filter chain matches are unique within a
+ *       filter is the router and whose RDS route configuration exists, a Dubbo proxy whose Dubbo route configuration
+ *       exists and whose clusters exist, or a TCP proxy whose cluster exists; filter chain matches are unique within a
  *       listener; SNI matching has a TLS inspector; every SDS secret a TLS context names exists and holds a
  *       certificate and key;
  *   <li>route configurations: domains unique across virtual hosts and well formed (one wildcard, at either end);
@@ -46,13 +52,12 @@ import java.util.regex.PatternSyntaxException;
  */
 final class EnvoyConfigCheck {
 
-    private static final ProtoRules RULES = new ProtoRules(XdsCore.ENVOY_ANY_TYPES);
-
     private final Map<String, Cluster> clusters = new TreeMap<>();
     private final Map<String, ClusterLoadAssignment> endpoints = new TreeMap<>();
     private final Map<String, Listener> listeners = new TreeMap<>();
     private final Map<String, RouteConfiguration> routes = new TreeMap<>();
     private final Map<String, Secret> secrets = new TreeMap<>();
+    private final Map<String, MultipleRouteConfiguration> dubboRoutes = new TreeMap<>();
     private final List<String> problems = new ArrayList<>();
 
     /** Checks what a client holds: by type, resource name to resource. */
@@ -81,8 +86,16 @@ final class EnvoyConfigCheck {
                 case ROUTE ->
                     put(routes, name, RouteConfiguration.parseFrom(any.getValue()), RouteConfiguration::getName);
                 case SECRET -> put(secrets, name, Secret.parseFrom(any.getValue()), Secret::getName);
+                case DUBBO_ROUTE ->
+                    put(
+                            dubboRoutes,
+                            name,
+                            MultipleRouteConfiguration.parseFrom(any.getValue()),
+                            MultipleRouteConfiguration::getName);
             };
-            for (String p : RULES.check(m)) problems.add(type.shortName() + " " + name + ": " + p);
+            for (String p : EnvoyValidators.validate(m)) problems.add(type.shortName() + " " + name + ": " + p);
+            XdsResource r = EnvoyTranslator.resource(type, name, m, false);
+            for (String p : EnvoySemantics.check(r)) problems.add(type.shortName() + " " + name + ": " + p);
         } catch (InvalidProtocolBufferException e) {
             problems.add(type.shortName() + " " + name + ": does not parse: " + e.getMessage());
         }
@@ -132,10 +145,11 @@ final class EnvoyConfigCheck {
                 continue;
             }
             Filter last = fc.getFilters(fc.getFiltersCount() - 1);
-            if (!last.getName().equals(EnvoyIngressTranslator.HCM_FILTER)) {
-                problems.add(chain + ": does not end in an HTTP connection manager");
-            } else {
-                hcm(chain, last.getTypedConfig());
+            switch (last.getName()) {
+                case EnvoyIngressTranslator.HCM_FILTER -> hcm(chain, last.getTypedConfig());
+                case EnvoySidecarTranslator.DUBBO_FILTER -> dubbo(chain, last.getTypedConfig());
+                case EnvoySidecarTranslator.TCP_FILTER -> tcp(chain, last.getTypedConfig());
+                default -> problems.add(chain + ": does not end in a connection manager or proxy");
             }
             if (fc.hasTransportSocket()) tls(chain, fc.getTransportSocket().getTypedConfig());
         }
@@ -161,6 +175,44 @@ final class EnvoyConfigCheck {
         if (hcm.hasRouteConfig()) routeConfiguration(hcm.getRouteConfig());
     }
 
+    private void dubbo(String where, Any config) {
+        DubboProxy proxy;
+        try {
+            proxy = config.unpack(DubboProxy.class);
+        } catch (InvalidProtocolBufferException e) {
+            problems.add(where + ": no DubboProxy: " + e.getMessage());
+            return;
+        }
+        if (!proxy.getDrds().getConfigSource().hasAds()) problems.add(where + ": Dubbo routes are not over ADS");
+        MultipleRouteConfiguration routes = dubboRoutes.get(proxy.getDrds().getRouteConfigName());
+        if (routes == null) {
+            problems.add(
+                    where + ": Dubbo route configuration " + proxy.getDrds().getRouteConfigName() + " does not exist");
+            return;
+        }
+        for (var rc : routes.getRouteConfigList()) {
+            for (var r : rc.getRoutesList()) {
+                // Envoy's dubbo route matcher needs a method matcher (an unset StringMatcher matches nothing)
+                if (r.getMatch().getMethod().getName().getMatchPatternCase()
+                        == io.envoyproxy.envoy.type.matcher.v3.StringMatcher.MatchPatternCase.MATCHPATTERN_NOT_SET)
+                    problems.add(where + ": Dubbo route " + rc.getName() + " has no method matcher");
+                if (!clusters.containsKey(r.getRoute().getCluster()))
+                    problems.add(where + ": Dubbo route " + rc.getName() + ": cluster "
+                            + r.getRoute().getCluster() + " does not exist");
+            }
+        }
+    }
+
+    private void tcp(String where, Any config) {
+        try {
+            TcpProxy proxy = config.unpack(TcpProxy.class);
+            if (!clusters.containsKey(proxy.getCluster()))
+                problems.add(where + ": cluster " + proxy.getCluster() + " does not exist");
+        } catch (InvalidProtocolBufferException e) {
+            problems.add(where + ": no TcpProxy: " + e.getMessage());
+        }
+    }
+
     private void tls(String where, Any config) {
         DownstreamTlsContext tls;
         try {
@@ -180,15 +232,8 @@ final class EnvoyConfigCheck {
 
     private void routeConfiguration(RouteConfiguration rc) {
         String where = "route configuration " + rc.getName();
-        Set<String> domains = new HashSet<>();
+        // domains (unique, one "*") are EnvoySemantics' checks, run on every resource in add()
         for (VirtualHost vh : rc.getVirtualHostsList()) {
-            for (String d : vh.getDomainsList()) {
-                if (!domains.add(d.toLowerCase(java.util.Locale.ROOT)))
-                    problems.add(where + ": domain " + d + " in two virtual hosts");
-                int stars = d.length() - d.replace("*", "").length();
-                if (stars > 1 || (stars == 1 && !d.startsWith("*") && !d.endsWith("*")))
-                    problems.add(where + ": domain " + d + " is not a valid wildcard");
-            }
             for (Route r : vh.getRoutesList()) route(where + " vhost " + vh.getName() + " route " + r.getName(), r);
         }
     }

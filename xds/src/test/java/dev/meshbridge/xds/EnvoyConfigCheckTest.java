@@ -49,30 +49,51 @@ class EnvoyConfigCheckTest {
                 .build();
     }
 
+    /** Envoy's generated validators report the first broken rule of each message, with its field. */
     @Test
-    void protoRules_brokenValues_areReportedWithTheirField() {
+    void envoyFieldRules_brokenValues_areReportedWithTheirField() {
         add(
                 XdsType.ROUTE,
-                "r",
+                "prefix",
                 RouteConfiguration.newBuilder()
-                        .setName("r")
+                        .setName("prefix")
                         .addVirtualHosts(VirtualHost.newBuilder()
                                 .setName("v")
                                 .addDomains("a.example.com")
                                 .addRoutes(Route.newBuilder()
                                         .setMatch(RouteMatch.newBuilder().setPathSeparatedPrefix("/a/"))
                                         .setDirectResponse(DirectResponseAction.newBuilder()
+                                                .setStatus(200))))
+                        .build());
+        add(
+                XdsType.ROUTE,
+                "status",
+                RouteConfiguration.newBuilder()
+                        .setName("status")
+                        .addVirtualHosts(VirtualHost.newBuilder()
+                                .setName("v")
+                                .addDomains("b.example.com")
+                                .addRoutes(Route.newBuilder()
+                                        .setMatch(RouteMatch.newBuilder().setPrefix("/"))
+                                        .setDirectResponse(DirectResponseAction.newBuilder()
                                                 .setStatus(700))))
+                        .build());
+        add(
+                XdsType.ROUTE,
+                "empty",
+                RouteConfiguration.newBuilder()
+                        .setName("empty")
                         .addVirtualHosts(VirtualHost.newBuilder().setName("empty"))
                         .build());
 
         assertThat(EnvoyConfigCheck.check(resources))
                 .containsExactlyInAnyOrder(
-                        "rds r: RouteConfiguration.virtual_hosts[0].routes[0].match.path_separated_prefix: '/a/' does"
-                                + " not match ^[^?#]+[^?#/]$",
-                        "rds r: RouteConfiguration.virtual_hosts[0].routes[0].direct_response.status: 700 is out of"
-                                + " range (>= 200, < 600)",
-                        "rds r: RouteConfiguration.virtual_hosts[1].domains: needs at least 1 items, has 0");
+                        "rds prefix: RouteConfiguration: .envoy.config.route.v3.RouteMatch.path_separated_prefix: must"
+                                + " match pattern ^[^?#]+[^?#/]$ - Got \"/a/\"",
+                        "rds status: RouteConfiguration: .envoy.config.route.v3.DirectResponseAction.status: must be"
+                                + " in the range [200, 600) - Got 700",
+                        "rds empty: RouteConfiguration: .envoy.config.route.v3.VirtualHost.domains: must have at least"
+                                + " 1 items - Got []");
     }
 
     @Test
@@ -143,6 +164,6 @@ class EnvoyConfigCheckTest {
         assertThat(EnvoyConfigCheck.check(resources))
                 .containsExactlyInAnyOrder(
                         "route configuration r vhost v route : cluster c has no subset selector for [version]",
-                        "route configuration r: domain A.example.com in two virtual hosts");
+                        "rds r: r: domain A.example.com is in two virtual hosts");
     }
 }

@@ -9,6 +9,7 @@ import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.envoyproxy.envoy.extensions.filters.network.dubbo_proxy.v3.DubboProxy;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
@@ -25,14 +26,15 @@ import java.util.TreeSet;
 
 /**
  * A raw ADS client that subscribes the way Envoy does: CDS and LDS as wildcards; then, by name, the load assignments
- * of the EDS clusters it holds, the route configurations its listeners name and the secrets their TLS contexts name;
+ * of the EDS clusters it holds, the route configurations its listeners name (HTTP RDS and Dubbo DRDS) and the secrets
+ * their TLS contexts name;
  * it ACKs every response and follows every change of those names, in SotW or Delta. It holds what it was sent, as
  * Envoy's config dump would show it, and the order of the responses it got.
  */
 final class EnvoyLikeClient {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
-    private static final XdsType[] BY_NAME = {XdsType.ENDPOINT, XdsType.ROUTE, XdsType.SECRET};
+    private static final XdsType[] BY_NAME = {XdsType.ENDPOINT, XdsType.ROUTE, XdsType.DUBBO_ROUTE, XdsType.SECRET};
 
     private final AdsClient ads;
     private final boolean delta;
@@ -40,6 +42,16 @@ final class EnvoyLikeClient {
     private final Map<XdsType, Set<String>> subscribed = new EnumMap<>(XdsType.class);
     private final Map<XdsType, DiscoveryResponse> lastSotw = new EnumMap<>(XdsType.class);
     private final List<XdsType> received = new ArrayList<>();
+    private final List<Received> log = new ArrayList<>();
+
+    /**
+     * One response as it arrived.
+     *
+     * @param type its type
+     * @param names the resources it carried (Delta: added or changed ones)
+     * @param bytes its serialized size
+     */
+    record Received(XdsType type, List<String> names, int bytes) {}
 
     EnvoyLikeClient(AdsClient ads, boolean delta) {
         this.ads = ads;
@@ -99,6 +111,11 @@ final class EnvoyLikeClient {
     XdsType next() {
         takeOne();
         return received.get(received.size() - 1);
+    }
+
+    /** Every response received so far, in order, with the resources it carried and its size. */
+    List<Received> log() {
+        return List.copyOf(log);
     }
 
     /** The types of every response received so far, in order. */
@@ -171,6 +188,9 @@ final class EnvoyLikeClient {
         XdsType type = XdsType.ofTypeUrl(r.getTypeUrl());
         received.add(type);
         lastSotw.put(type, r);
+        List<String> names = new ArrayList<>();
+        for (Any a : r.getResourcesList()) names.add(name(type, a));
+        log.add(new Received(type, names, r.getSerializedSize()));
         Map<String, Any> into = held.get(type);
         if (type.fullState()) into.clear();
         for (Any a : r.getResourcesList()) into.put(name(type, a), a);
@@ -182,6 +202,8 @@ final class EnvoyLikeClient {
     private void handle(DeltaDiscoveryResponse r) {
         XdsType type = XdsType.ofTypeUrl(r.getTypeUrl());
         received.add(type);
+        log.add(new Received(
+                type, r.getResourcesList().stream().map(Resource::getName).toList(), r.getSerializedSize()));
         Map<String, Any> into = held.get(type);
         for (Resource res : r.getResourcesList()) into.put(res.getName(), res.getResource());
         for (String gone : r.getRemovedResourcesList()) into.remove(gone);
@@ -208,6 +230,11 @@ final class EnvoyLikeClient {
                         var hcm = IngressTables.unpack(f.getTypedConfig(), HttpConnectionManager.class);
                         if (hcm.hasRds())
                             wanted.get(XdsType.ROUTE).add(hcm.getRds().getRouteConfigName());
+                    }
+                    if (f.getTypedConfig().is(DubboProxy.class)) {
+                        var proxy = IngressTables.unpack(f.getTypedConfig(), DubboProxy.class);
+                        if (proxy.hasDrds())
+                            wanted.get(XdsType.DUBBO_ROUTE).add(proxy.getDrds().getRouteConfigName());
                     }
                 }
                 if (fc.hasTransportSocket()) {

@@ -9,6 +9,7 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.route.RouteTable;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.envoy.validation.EnvoyValidators;
 import dev.meshbridge.ingress.IngressController;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
@@ -53,6 +54,11 @@ class GoldenFilesTest {
                             io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext
                                     .getDescriptor(),
                             io.envoyproxy.envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector
+                                    .getDescriptor(),
+                            io.envoyproxy.envoy.extensions.filters.network.dubbo_proxy.v3.DubboProxy.getDescriptor(),
+                            io.envoyproxy.envoy.extensions.filters.network.dubbo_proxy.v3.MultipleRouteConfiguration
+                                    .getDescriptor(),
+                            io.envoyproxy.envoy.extensions.filters.network.dubbo_proxy.router.v3.Router
                                     .getDescriptor()))
                     .build());
 
@@ -180,6 +186,38 @@ class GoldenFilesTest {
                 render(new ServiceResources("ingress", table.version(), List.of(), all, ingress.skipped())));
     }
 
+    /**
+     * What a sidecar gets for the three services above: the outbound HTTP listener and its route configuration, a
+     * per-port one for port 80, and the Dubbo listener with its Dubbo routes.
+     */
+    @Test
+    void sidecarListeners() throws Exception {
+        List<ServiceUpsert> upserts = List.of(
+                Upserts.dubboInterface(
+                        "org.demo.Greeter",
+                        "1.0.0",
+                        "blue",
+                        List.of(Upserts.dubboProvider("10.0.0.11", 20880, Map.of())
+                                .build())),
+                Upserts.dubboApplication(
+                        "shop",
+                        List.of(Upserts.dubboAppInstance("10.0.1.21", 50051).build())),
+                Upserts.springCloud(
+                        "orders",
+                        List.of(Upserts.springInstance("10.0.2.31", 8080).build())));
+        java.util.SortedMap<String, EnvoySidecarTranslator.Entry> entries = new java.util.TreeMap<>();
+        for (ServiceUpsert u : upserts) {
+            catalog.aggregator().accept(u);
+            MeshService s = catalog.awaitService(u.host());
+            entries.put(u.host(), EnvoySidecarTranslator.entry(s, translator.translate(s)));
+        }
+        SidecarResources r = new EnvoySidecarTranslator(
+                        translator, new SidecarOptions(true, "0.0.0.0", 15001, List.of(80), 20880, List.of()))
+                .translate(entries);
+        assertThat(r.notes()).isEmpty();
+        compare("sidecar", render(new ServiceResources("sidecar", "", List.of(), r.resources(), List.of())));
+    }
+
     private void check(String name, ServiceUpsert upsert) throws IOException {
         catalog.aggregator().accept(upsert);
         MeshService service = catalog.awaitService(upsert.host());
@@ -202,7 +240,9 @@ class GoldenFilesTest {
         assertThat(actual).isEqualTo(Files.readString(file, StandardCharsets.UTF_8));
     }
 
+    /** Renders a golden file; every resource in it must keep Envoy's own validation rules (its generated PGV). */
     static String render(ServiceResources r) throws IOException {
+        for (XdsResource x : r.resources()) EnvoyValidators.assertValid(x.type().shortName() + " " + x.name(), x.any());
         StringBuilder sb = new StringBuilder();
         sb.append("{\n  \"host\": \"").append(r.host()).append("\",\n");
         sb.append("  \"skipped\": [");

@@ -23,6 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 class NodeRolesTest {
 
     private static final String HTTP_LISTENER = XdsNames.ingressListener("0.0.0.0", 8080);
+    private static final String OUTBOUND = EnvoySidecarTranslator.name(SidecarOptions.DEFAULTS.httpPort());
+    private static final String OUTBOUND_DUBBO = EnvoySidecarTranslator.name(SidecarOptions.DEFAULTS.dubboPort());
 
     @TempDir
     Path dir;
@@ -72,15 +74,41 @@ class NodeRolesTest {
     }
 
     @Test
-    void gatewayByMetadata_getsTheIngressListeners() throws Exception {
+    void gatewayByMetadata_getsTheIngressListeners_andNoOutboundListener() throws Exception {
         assertThat(wildcardListeners(node("gw-1").setMetadata(role("gateway")).build()))
-                .contains(HTTP_LISTENER);
+                .contains(HTTP_LISTENER)
+                .doesNotContain(OUTBOUND, OUTBOUND_DUBBO);
     }
 
     @Test
-    void gatewayByClusterPattern_getsTheIngressListeners() throws Exception {
+    void gatewayByClusterPattern_getsTheIngressListeners_andNoOutboundListener() throws Exception {
         assertThat(wildcardListeners(node("gw-2").setCluster("edge-eu").build()))
-                .contains(HTTP_LISTENER);
+                .contains(HTTP_LISTENER)
+                .doesNotContain(OUTBOUND, OUTBOUND_DUBBO);
+    }
+
+    @Test
+    void sidecar_getsTheOutboundListeners_aProxylessClientGetsNone() throws Exception {
+        assertThat(wildcardListeners(node("sidecar-1").build())).containsExactlyInAnyOrder(OUTBOUND, OUTBOUND_DUBBO);
+        assertThat(wildcardListeners(
+                        node("sidecar-2").setMetadata(role("sidecar")).build()))
+                .containsExactlyInAnyOrder(OUTBOUND, OUTBOUND_DUBBO);
+        assertThat(wildcardListeners(
+                        node("grpc-1").setUserAgentName("grpc-java").build()))
+                .isEmpty();
+        assertThat(wildcardListeners(
+                        node("grpc-2").setMetadata(role("proxyless")).build()))
+                .isEmpty();
+
+        AdsTestClient delta = client(node("sidecar-3").build()).openDelta();
+        delta.deltaSubscribe(XdsType.LISTENER.typeUrl(), List.of(), Map.of());
+        assertThat(delta.nextDelta().getResourcesList())
+                .extracting(io.envoyproxy.envoy.service.discovery.v3.Resource::getName)
+                .containsExactlyInAnyOrder(OUTBOUND, OUTBOUND_DUBBO);
+        AdsTestClient grpcDelta =
+                client(node("grpc-3").setUserAgentName("grpc-go").build()).openDelta();
+        grpcDelta.deltaSubscribe(XdsType.LISTENER.typeUrl(), List.of(), Map.of());
+        assertThat(grpcDelta.nextDelta().getResourcesList()).isEmpty();
     }
 
     @Test

@@ -119,4 +119,63 @@ class XdsOptionsTest {
                 .hasMessageContaining("xds.ingress.httpsPort: must differ from httpPort (8443)")
                 .hasMessageContaining("xds.ingress.httpPorts: unknown field; did you mean 'httpPort'?");
     }
+
+    @Test
+    void sidecarSection_isRead_withItsDefaults() throws Exception {
+        assertThat(parse("registries: []\n").sidecar()).isEqualTo(SidecarOptions.DEFAULTS);
+        XdsOptions o = parse("""
+                xds:
+                  sidecar:
+                    bindAddress: 127.0.0.1
+                    httpPort: 15001
+                    httpServicePorts: [80, 50051]
+                    dubboPort: 0
+                    tcp:
+                      - service: mysql.dc1.consul
+                        port: 3306
+                        listenPort: 13306
+                      - service: redis.dc1.consul
+                        port: 6379
+                """);
+        assertThat(o.sidecar())
+                .isEqualTo(new SidecarOptions(
+                        true,
+                        "127.0.0.1",
+                        15001,
+                        java.util.List.of(80, 50051),
+                        0,
+                        java.util.List.of(
+                                new SidecarOptions.TcpMapping("mysql.dc1.consul", 3306, 13306),
+                                new SidecarOptions.TcpMapping("redis.dc1.consul", 6379, 6379))));
+        assertThat(parse("xds:\n  sidecar:\n    enabled: false\n").sidecar().enabled())
+                .isFalse();
+    }
+
+    @Test
+    void sidecarSection_badValues_areRefusedWithLineAndField() {
+        assertThatThrownBy(() -> parse("""
+                        xds:
+                          sidecar:
+                            bindAddress: localhost
+                            httpPort: 15001
+                            httpServicePorts: [80, 15001, http]
+                            dubboPort: 80
+                            tcp:
+                              - service: Not_A_Host
+                                port: 3306
+                              - service: db.consul
+                                port: 5432
+                                listenPort: 15001
+                              - port: 1
+                        """))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("bridge.yaml:3:18: xds.sidecar.bindAddress: expected an IP address")
+                .hasMessageContaining(
+                        "xds.sidecar.httpServicePorts: port 15001 is already used by another sidecar" + " listener")
+                .hasMessageContaining("xds.sidecar.httpServicePorts: 'http' is not a port in 1..65535")
+                .hasMessageContaining("xds.sidecar.dubboPort: port 80 is already used by another sidecar listener")
+                .hasMessageContaining("xds.sidecar.tcp[0].service: 'Not_A_Host' is not a catalog host")
+                .hasMessageContaining("xds.sidecar.tcp[1].listenPort: port 15001 is already used")
+                .hasMessageContaining("xds.sidecar.tcp[2].service");
+    }
 }

@@ -152,8 +152,11 @@ class XdsServerTest {
                         // each service's cluster and its proxyless gRPC form
                         .containsEntry("cds", 4)
                         .containsEntry("eds", 4)
-                        .containsEntry("lds", 4)
-                        .containsEntry("rds", 2);
+                        // their two API listeners each, and the sidecars' HTTP and Dubbo outbound listeners
+                        .containsEntry("lds", 6)
+                        // their route configurations, and the outbound HTTP one
+                        .containsEntry("rds", 3)
+                        .containsEntry("drds", 1);
             } catch (IOException e) {
                 throw new AssertionError(e);
             }

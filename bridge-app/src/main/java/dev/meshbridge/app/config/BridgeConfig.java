@@ -16,7 +16,7 @@ import java.util.Map;
 
 /**
  * The whole validated {@code bridge.yaml}. Sections: {@code registries} (see {@link RegistriesConfig} and each
- * registry type's options), {@code aggregator}, {@code xds}, {@code mcp}, {@code ingress}, {@code admin}, {@code reload}, {@code data}.
+ * registry type's options), {@code aggregator}, {@code xds}, {@code mcp}, {@code ingress}, {@code admin}, {@code reload}, {@code data}, {@code shutdown}.
  *
  * @param registries the registries to watch, in file order
  * @param aggregator coalescing of changes ({@code quietPeriod} default 10ms, {@code maxDelay} default 50ms)
@@ -26,6 +26,7 @@ import java.util.Map;
  * @param admin the admin HTTP server
  * @param reload watching this file for changes
  * @param data where the last good catalog is kept across restarts
+ * @param shutdown how a replica leaves: {@code /ready} 503, a drain period, then GOAWAY to every stream
  */
 public record BridgeConfig(
         List<RegistryConfig> registries,
@@ -35,7 +36,8 @@ public record BridgeConfig(
         IngressOptions ingress,
         AdminOptions admin,
         ReloadOptions reload,
-        DataOptions data) {
+        DataOptions data,
+        ShutdownOptions shutdown) {
 
     public BridgeConfig {
         registries = List.copyOf(registries);
@@ -58,26 +60,52 @@ public record BridgeConfig(
         AdminOptions admin = AdminOptions.parse(root.section("admin"));
         ReloadOptions reload = ReloadOptions.parse(root.section("reload"));
         DataOptions data = DataOptions.parse(root.section("data"));
+        ShutdownOptions shutdown = ShutdownOptions.parse(root.section("shutdown"));
         root.finish();
         return new BridgeConfig(
-                registries, new ServiceAggregator.Options(quiet, max), xds, mcp, ingress, admin, reload, data);
+                registries,
+                new ServiceAggregator.Options(quiet, max),
+                xds,
+                mcp,
+                ingress,
+                admin,
+                reload,
+                data,
+                shutdown);
     }
 
     /** This configuration with another admin port (the command line's {@code --admin-port}). */
     public BridgeConfig withAdminPort(int port) {
-        return new BridgeConfig(registries, aggregator, xds, mcp, ingress, admin.withPort(port), reload, data);
+        return new BridgeConfig(
+                registries, aggregator, xds, mcp, ingress, admin.withPort(port), reload, data, shutdown);
     }
 
     /** This configuration with another xDS port (the command line's {@code --xds-port}). */
     public BridgeConfig withXdsPort(int port) {
         return new BridgeConfig(
-                registries, aggregator, xds.withAddress(xds.bindAddress(), port), mcp, ingress, admin, reload, data);
+                registries,
+                aggregator,
+                xds.withAddress(xds.bindAddress(), port),
+                mcp,
+                ingress,
+                admin,
+                reload,
+                data,
+                shutdown);
     }
 
     /** This configuration with another MCP port (the command line's {@code --mcp-port}). */
     public BridgeConfig withMcpPort(int port) {
         return new BridgeConfig(
-                registries, aggregator, xds, mcp.toBuilder().port(port).build(), ingress, admin, reload, data);
+                registries,
+                aggregator,
+                xds,
+                mcp.toBuilder().port(port).build(),
+                ingress,
+                admin,
+                reload,
+                data,
+                shutdown);
     }
 
     /** This configuration with another data directory (the command line's {@code --data-dir}; null: none). */
@@ -90,7 +118,8 @@ public record BridgeConfig(
                 ingress,
                 admin,
                 reload,
-                new DataOptions(directory, data.writeInterval()));
+                new DataOptions(directory, data.writeInterval()),
+                shutdown);
     }
 
     /** Loads a file; a relative {@code data.directory} is taken relative to the file's directory. */

@@ -6,38 +6,51 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
- * The embedded demo: a ZooKeeper server on 127.0.0.1 holding sample Dubbo and Spring Cloud registrations, and the
- * bridge configuration that watches it.
+ * The embedded demo: a ZooKeeper server on 127.0.0.1 holding sample Dubbo and Spring Cloud registrations, the real
+ * backends behind some of them ({@link DemoBackends}), and the bridge configuration that watches it.
  */
 public final class Demo implements AutoCloseable {
 
     private final EmbeddedZooKeeper zookeeper;
     private final CuratorFramework client;
+    private final DemoBackends backends;
     private final List<String> samples;
 
-    private Demo(EmbeddedZooKeeper zookeeper, CuratorFramework client, List<String> samples) {
+    private Demo(EmbeddedZooKeeper zookeeper, CuratorFramework client, DemoBackends backends, List<String> samples) {
         this.zookeeper = zookeeper;
         this.client = client;
+        this.backends = backends;
         this.samples = samples;
     }
 
-    /** Starts ZooKeeper and registers the samples (they live as long as this demo: ephemeral nodes). */
+    /**
+     * Starts ZooKeeper and the real backends, and registers the samples (they live as long as this demo: ephemeral
+     * nodes).
+     */
     public static Demo start() throws Exception {
         EmbeddedZooKeeper zk = new EmbeddedZooKeeper(0);
         CuratorFramework client =
                 CuratorFrameworkFactory.newClient(zk.connectString(), new ExponentialBackoffRetry(200, 5));
+        DemoBackends backends = null;
         try {
+            backends = DemoBackends.start(List.of("greeter-a", "greeter-b", "greeter-c"), List.of("web-1", "web-2"));
             client.start();
             if (!client.blockUntilConnected(30, java.util.concurrent.TimeUnit.SECONDS)) {
                 throw new IllegalStateException("the embedded ZooKeeper did not accept a connection");
             }
-            List<String> samples = new DemoRegistrations(client).registerAll();
-            return new Demo(zk, client, samples);
+            List<String> samples = new DemoRegistrations(client, backends).registerAll();
+            return new Demo(zk, client, backends, samples);
         } catch (Exception e) {
             client.close();
             zk.close();
+            if (backends != null) backends.close();
             throw e;
         }
+    }
+
+    /** The real backends behind the Triple and HTTP samples. */
+    public DemoBackends backends() {
+        return backends;
     }
 
     public String zookeeperAddress() {
@@ -65,6 +78,9 @@ public final class Demo implements AutoCloseable {
                 # the demo's ZooKeeper lives in memory: nothing to keep across restarts
                 data:
                   directory: ""
+                # one replica on a laptop: stop at once on Ctrl-C
+                shutdown:
+                  drainPeriod: 0s
                 """.formatted(zookeeper.connectString(), xdsPort, mcpPort, adminPort);
     }
 
@@ -72,5 +88,6 @@ public final class Demo implements AutoCloseable {
     public void close() {
         client.close();
         zookeeper.close();
+        backends.close();
     }
 }

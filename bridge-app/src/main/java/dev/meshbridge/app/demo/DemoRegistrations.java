@@ -10,8 +10,9 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
 
 /**
- * Writes sample services into ZooKeeper exactly as their frameworks write them: Dubbo 3 interface-level providers,
- * a Dubbo 3 application-level instance with its interface mapping, and Spring Cloud ZooKeeper instances.
+ * Writes sample services into ZooKeeper exactly as their frameworks write them: Dubbo 3 interface-level providers
+ * (Triple ones for {@link DemoBackends}' real greeters), a Dubbo 3 application-level instance with its interface
+ * mapping, and Spring Cloud ZooKeeper instances (for its real HTTP instances).
  */
 public final class DemoRegistrations {
 
@@ -34,10 +35,19 @@ public final class DemoRegistrations {
     }
 
     private final CuratorFramework client;
+    private final DemoBackends backends;
 
-    public DemoRegistrations(CuratorFramework client) {
+    /** @param backends the real instances behind the Triple and HTTP samples (3 greeters, 2 web instances) */
+    public DemoRegistrations(CuratorFramework client, DemoBackends backends) {
         this.client = client;
+        this.backends = backends;
     }
+
+    /** The host of the Triple sample with real backends, as the ZooKeeper watcher names it. */
+    public static final String GREETER_HOST = "org.apache.dubbo.samples.greeterservice.v-2-0-0.dubbo";
+
+    /** The weights the Triple sample's instances are registered with; the third one is disabled. */
+    public static final List<Integer> GREETER_WEIGHTS = List.of(100, 50, 100);
 
     /** Registers every sample; returns a one-line description of each, for the start-up banner. */
     public List<String> registerAll() throws Exception {
@@ -48,9 +58,22 @@ public final class DemoRegistrations {
         dubboProvider(
                 greeter,
                 providerUrl("dubbo", "127.0.0.1", 20882, greeter, Map.of("version", "1.0.0", "disabled", "true")));
-        dubboProvider(
-                greeter,
-                providerUrl("tri", "127.0.0.1", 50061, greeter, Map.of("version", "2.0.0", "group", "canary")));
+        // real Triple backends: weights 100 and 50, and a third one disabled (as dubbo-admin disables a provider)
+        List<DemoBackends.Instance> greeters = backends.greeters();
+        for (int i = 0; i < greeters.size(); i++) {
+            Map<String, String> params = new TreeMap<>(Map.of(
+                    "version",
+                    "2.0.0",
+                    "weight",
+                    String.valueOf(GREETER_WEIGHTS.get(i)),
+                    "methods",
+                    "greet",
+                    "instance",
+                    greeters.get(i).name()));
+            if (i == 2) params.put("disabled", "true");
+            dubboProvider(
+                    greeter, providerUrl("tri", "127.0.0.1", greeters.get(i).port(), greeter, params));
+        }
 
         String cart = "org.apache.dubbo.samples.CartService";
         create(
@@ -77,7 +100,7 @@ public final class DemoRegistrations {
                         "orders-service",
                         "6c1f6a34-0f6e-4a3e-9a4e-1b2c3d4e5f60",
                         "127.0.0.1",
-                        8081,
+                        backends.webs().get(0).port(),
                         "org.springframework.cloud.zookeeper.discovery.ZookeeperInstance",
                         Map.of("zone", "zone-a", "version", "v1", "instance_status", "UP")),
                 CreateMode.EPHEMERAL);
@@ -87,16 +110,22 @@ public final class DemoRegistrations {
                         "orders-service",
                         "0d9e8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c6b",
                         "127.0.0.1",
-                        8082,
+                        backends.webs().get(1).port(),
                         "org.springframework.cloud.zookeeper.discovery.ZookeeperInstance",
                         Map.of("zone", "zone-b", "version", "v2", "instance_status", "UP")),
                 CreateMode.EPHEMERAL);
 
         return List.of(
-                "Dubbo interface " + greeter + " 1.0.0: 3 providers (one weight 50, one disabled)",
-                "Dubbo interface " + greeter + " 2.0.0 group canary: 1 Triple provider",
-                "Dubbo application shop-provider (dubbo + tri ports), mapped from " + cart,
-                "Spring Cloud ZooKeeper service orders-service: 2 instances in zones a and b");
+                "Dubbo interface " + greeter + " 2.0.0: 3 real Triple providers on 127.0.0.1 ("
+                        + greeters.get(0).name() + " weight 100, "
+                        + greeters.get(1).name() + " weight 50, "
+                        + greeters.get(2).name() + " disabled)",
+                "Spring Cloud ZooKeeper service orders-service: 2 real HTTP instances on 127.0.0.1 ports "
+                        + backends.webs().get(0).port() + " (zone a) and "
+                        + backends.webs().get(1).port()
+                        + " (zone b)",
+                "Dubbo interface " + greeter + " 1.0.0: 3 providers (one weight 50, one disabled), registration only",
+                "Dubbo application shop-provider (dubbo + tri ports), mapped from " + cart + ", registration only");
     }
 
     private void dubboProvider(String iface, String url) throws Exception {

@@ -464,7 +464,15 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         routesDirty = false;
         if (changedHosts.isEmpty() && removedHosts.isEmpty() && !routesChanged) return;
         MeshSnapshot next = new MeshSnapshot(
-                prev.sequence() + 1, versionSum, map, changedHosts, removedHosts, endpoints, routes, routesChanged);
+                prev.sequence() + 1,
+                versionSum,
+                map,
+                changedHosts,
+                removedHosts,
+                endpoints,
+                routes,
+                routesChanged,
+                firstDirtyNanos);
         current.set(next);
         snapshotsPublished.incrementAndGet();
         if (log.isDebugEnabled()) log.debug("published {} changed={} removed={}", next, changedHosts, removedHosts);

@@ -212,16 +212,18 @@ public final class DubboNaming {
     }
 
     /**
-     * Whether a Dubbo consumer calls the provider, by the rule of Dubbo's {@code RegistryDirectory.toInvokers}: a
-     * non-empty {@code disabled} decides alone ({@code disabled=true} disables; {@code disabled=false} enables even
-     * with {@code enabled=false}); otherwise a non-empty {@code enabled} must be {@code true}; with neither, enabled.
-     * Values compare as Java's {@code Boolean.parseBoolean}: {@code true} in any case, anything else is false.
+     * Whether a Dubbo consumer calls the provider, in Dubbo's two steps: its registry hands a consumer only providers
+     * whose {@code enabled} is not false ({@code UrlUtils.isMatch}, in every Dubbo registry since 2.x, before any
+     * override is applied), then {@code RegistryDirectory.toInvokers} drops a provider whose {@code disabled} (after
+     * the overrides) is true. So {@code enabled=false} is never called, even with {@code disabled=false}; an override
+     * can disable a provider but never set its {@code enabled}. Values compare as Java's {@code
+     * Boolean.parseBoolean}: {@code true} in any case, anything else is false; an empty value counts as absent.
      */
     public static boolean enabled(Map<String, String> params) {
-        String disabled = params.get("disabled");
-        if (disabled != null && !disabled.isEmpty()) return !Boolean.parseBoolean(disabled);
         String enabled = params.get("enabled");
-        return enabled == null || enabled.isEmpty() || Boolean.parseBoolean(enabled);
+        if (enabled != null && !enabled.isEmpty() && !Boolean.parseBoolean(enabled)) return false;
+        String disabled = params.get("disabled");
+        return disabled == null || disabled.isEmpty() || !Boolean.parseBoolean(disabled);
     }
 
     /** The labels of a provider: its parameters minus {@link #NOT_LABELS}, sanitized. */

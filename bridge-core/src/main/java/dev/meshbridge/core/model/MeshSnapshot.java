@@ -31,6 +31,7 @@ public final class MeshSnapshot {
     private final long endpointCount;
     private final RouteTable routes;
     private final boolean routesChanged;
+    private final long firstEventNanos;
 
     /**
      * @param sequence position in the sequence of published snapshots (0 for the empty start)
@@ -63,6 +64,24 @@ public final class MeshSnapshot {
             long endpointCount,
             RouteTable routes,
             boolean routesChanged) {
+        this(sequence, versionSum, services, changed, removed, endpointCount, routes, routesChanged, 0L);
+    }
+
+    /**
+     * @param firstEventNanos {@link System#nanoTime()} when the first registry or route event that went into this
+     *     snapshot reached the aggregator; 0 when unknown. The servers measure the time from it to their clients'
+     *     ACKs
+     */
+    public MeshSnapshot(
+            long sequence,
+            long versionSum,
+            PSortedMap<String, MeshService> services,
+            Set<String> changed,
+            Set<String> removed,
+            long endpointCount,
+            RouteTable routes,
+            boolean routesChanged,
+            long firstEventNanos) {
         this.sequence = sequence;
         this.versionSum = versionSum;
         this.services = Objects.requireNonNull(services);
@@ -71,6 +90,7 @@ public final class MeshSnapshot {
         this.endpointCount = endpointCount;
         this.routes = Objects.requireNonNull(routes);
         this.routesChanged = routesChanged;
+        this.firstEventNanos = firstEventNanos;
     }
 
     public static MeshSnapshot empty() {
@@ -83,6 +103,14 @@ public final class MeshSnapshot {
                 .putString(service.host())
                 .putString(service.version())
                 .finish());
+    }
+
+    /**
+     * {@link System#nanoTime()} when the first event that went into this snapshot reached the aggregator; 0 when
+     * unknown (the empty start, snapshots made by hand).
+     */
+    public long firstEventNanos() {
+        return firstEventNanos;
     }
 
     public long sequence() {

@@ -101,8 +101,11 @@ class DubboUrlTest {
     }
 
     @Test
-    void disabledDecidesAlone_thenEnabled_asDubbosConsumerReadsThem() {
+    void enabledFalseNeverCalled_thenDisabled_asDubbosRegistryAndConsumerReadThem() {
+        // Dubbo's registry drops enabled=false before the consumer's RegistryDirectory looks at disabled
         assertThat(DubboNaming.enabled(Map.of("disabled", "false", "enabled", "false")))
+                .isFalse();
+        assertThat(DubboNaming.enabled(Map.of("disabled", "false", "enabled", "true")))
                 .isTrue();
         assertThat(DubboNaming.enabled(Map.of("disabled", "true", "enabled", "true")))
                 .isFalse();

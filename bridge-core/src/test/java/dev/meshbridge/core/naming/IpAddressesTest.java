@@ -19,4 +19,19 @@ class IpAddressesTest {
         assertThat(IpAddresses.literal("cafe")).isNull();
         assertThat(IpAddresses.isLiteral("::ffff:10.0.0.1")).isTrue();
     }
+
+    @Test
+    void bare_isExactlyALiteral_asAnXdsAddressFieldMustHold() {
+        assertThat(IpAddresses.isBare("10.0.0.1")).isTrue();
+        assertThat(IpAddresses.isBare("2001:db8::1")).isTrue();
+        assertThat(IpAddresses.isBare("::ffff:10.0.0.1")).isTrue();
+        assertThat(IpAddresses.isBare(" 10.0.0.1")).isFalse();
+        assertThat(IpAddresses.isBare("[::1]")).isFalse();
+        assertThat(IpAddresses.isBare("010.0.0.1")).isFalse();
+        assertThat(IpAddresses.isBare("fe80::1%eth0")).isFalse();
+        assertThat(IpAddresses.isBare("1:2:3:4:5:6:7:8:9")).isFalse();
+        assertThat(IpAddresses.isBare("1::2::3")).isFalse();
+        assertThat(IpAddresses.isBare("")).isFalse();
+        assertThat(IpAddresses.literal("[10.0.0.1]")).isNull();
+    }
 }

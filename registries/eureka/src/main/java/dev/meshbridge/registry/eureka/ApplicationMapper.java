@@ -35,8 +35,9 @@ import java.util.regex.Pattern;
  *       (which Spring sets to the IP when {@code eureka.instance.prefer-ip-address} is true, and to the machine's
  *       name otherwise), else {@code ipAddr}; a host name is resolved by the watcher kit per the registry's {@code
  *       nonIpAddress};
- *   <li>ports: the non-secure port when enabled, as port {@code http}; the secure port when enabled, as port {@code
- *       https}; an instance with neither is skipped and reported;
+ *   <li>ports: the secure port when enabled, as port {@code https}, and then only that one (Spring's {@code
+ *       EurekaServiceInstance} calls a secure instance there only); else the non-secure port when enabled, as port
+ *       {@code http}; an instance with neither is skipped and reported;
  *   <li>health: {@code UP} is healthy; {@code OUT_OF_SERVICE} is draining; {@code DOWN}, {@code STARTING} and {@code
  *       UNKNOWN} are unhealthy; none but {@code UP} gets traffic, all stay visible;
  *   <li>weight: the integer in metadata {@code weightKey} (0..1000000, 0 meaning no traffic), else {@link
@@ -112,11 +113,12 @@ final class ApplicationMapper {
         if (address == null) return null;
         Endpoint.Builder b = Endpoint.builder(address);
         int portCount = 0;
-        if (instance.isPortEnabled(PortType.UNSECURE)) {
-            portCount += port(b, item, HTTP, instance.getPort());
-        }
+        // Spring's EurekaServiceInstance (and Netflix's clients with the secure VIP): an instance whose secure port is
+        // enabled is called on that port only
         if (instance.isPortEnabled(PortType.SECURE)) {
             portCount += port(b, item, HTTPS, instance.getSecurePort());
+        } else if (instance.isPortEnabled(PortType.UNSECURE)) {
+            portCount += port(b, item, HTTP, instance.getPort());
         }
         if (portCount == 0) {
             status.skipped(item, "no usable port: neither the port nor the secure port is enabled and in 1..65535");

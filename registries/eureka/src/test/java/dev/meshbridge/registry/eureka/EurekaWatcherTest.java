@@ -259,10 +259,9 @@ class EurekaWatcherTest {
         MeshService s = catalog.awaitService("gateway.eureka");
         Endpoint e = endpoint(s, "10.0.6.1");
         assertThat(e.locality()).isEqualTo(Locality.of("us-east-1", "us-east-1b"));
-        assertThat(e.ports()).containsExactly(Map.entry("http", 8080), Map.entry("https", 8443));
-        assertThat(s.ports())
-                .containsExactly(
-                        new ServicePort("http", 80, Protocol.HTTP), new ServicePort("https", 443, Protocol.HTTPS));
+        // a secure instance is called on its secure port only (Spring's EurekaServiceInstance), even with port on
+        assertThat(e.ports()).containsExactly(Map.entry("https", 8443));
+        assertThat(s.ports()).containsExactly(new ServicePort("https", 443, Protocol.HTTPS));
     }
 
     @Test

@@ -174,16 +174,16 @@ final class LeafParser {
             boolean enabled,
             long registeredAt,
             Map<String, String> meta) {
-        Protocol protocol = Protocol.parse(meta.get("protocol")).orElse(Protocol.HTTP);
         Endpoint.Builder b = Endpoint.builder(address);
         Map<String, Protocol> protocols = new TreeMap<>();
-        if (port != null) {
-            b.port(protocol.portName(), port);
-            protocols.put(protocol.portName(), protocol);
-        }
-        if (sslPort != null && !protocols.containsKey(Protocol.HTTPS.portName())) {
+        if (sslPort != null) {
+            // Spring's ZookeeperServiceInstance: an instance with an sslPort is secure and is called there only
             b.port(Protocol.HTTPS.portName(), sslPort);
             protocols.put(Protocol.HTTPS.portName(), Protocol.HTTPS);
+        } else if (port != null) {
+            Protocol protocol = Protocol.parse(meta.get("protocol")).orElse(Protocol.HTTP);
+            b.port(protocol.portName(), port);
+            protocols.put(protocol.portName(), protocol);
         }
         if (protocols.isEmpty()) return malformed(path, "instance has neither port nor sslPort");
         Labels.Result labels = Labels.sanitize(meta);

@@ -391,7 +391,10 @@ final class ZookeeperCatalog {
     private List<List<DubboOverrides.Rule>> rulesFor(Child c, String iface, String version, String group) {
         List<DubboOverrides.Rule> registry = new ArrayList<>();
         boolean cleared = false;
-        for (DubboUrl u : c.configurators.values()) {
+        // by znode name: Dubbo's consumer applies rules that tie in its order (same address and priority) in
+        // ZooKeeper's child order, which differs between the servers of an ensemble; a fixed order keeps bridge
+        // replicas identical
+        for (DubboUrl u : new TreeMap<>(c.configurators).values()) {
             if (u == null) continue;
             if (u.protocol().equals("empty")) cleared = true;
             DubboOverrides.Rule r = u.protocol().equals("empty") ? null : DubboOverrides.fromUrl(u);

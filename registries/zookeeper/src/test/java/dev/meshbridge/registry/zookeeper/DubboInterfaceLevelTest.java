@@ -327,11 +327,15 @@ class DubboInterfaceLevelTest {
                 iface,
                 "dubbo://10.0.6.2:20880/" + iface + "?application=legacy&interface=" + iface
                         + "&note=50%&side=provider&version=1.0.0+b7");
-        // a non-empty disabled decides alone, as in Dubbo's RegistryDirectory
+        // enabled=false is never called, even with disabled=false: Dubbo's registry hands it to no consumer
         writeProvider(
                 iface,
                 "dubbo://10.0.6.3:20880/" + iface + "?application=legacy&disabled=false&enabled=false" + "&interface="
                         + iface + "&side=provider");
+        writeProvider(
+                iface,
+                "dubbo://10.0.6.4:20880/" + iface + "?application=legacy&disabled=false&interface=" + iface
+                        + "&side=provider");
 
         try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/dubbo]")) {
             MeshService blue = h.awaitService("org.demo.legacy.v-1-0-0.g-blue.dubbo", s -> true);
@@ -347,12 +351,11 @@ class DubboInterfaceLevelTest {
             assertThat(build.sources())
                     .singleElement()
                     .satisfies(k -> assertThat(k.version()).isEqualTo("1.0.0+b7"));
-            MeshService plain = h.awaitService("org.demo.legacy.dubbo", s -> true);
-            assertThat(plain.endpoints()).singleElement().satisfies(e -> {
-                assertThat(e.address()).isEqualTo("10.0.6.3");
-                assertThat(e.enabled()).isTrue();
-                assertThat(e.routable()).isTrue();
-            });
+            MeshService plain =
+                    h.awaitService("org.demo.legacy.dubbo", s -> s.endpoints().size() == 2);
+            assertThat(plain.endpoints())
+                    .extracting(e -> e.address() + " routable=" + e.routable())
+                    .containsExactlyInAnyOrder("10.0.6.3 routable=false", "10.0.6.4 routable=true");
             assertThat(h.status.skippedCount()).isZero();
         }
     }

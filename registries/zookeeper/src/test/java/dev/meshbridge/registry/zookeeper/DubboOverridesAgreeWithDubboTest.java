@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link DubboOverrides} against Dubbo's own consumer-side code on randomized rules and providers: Dubbo 3.3's {@code
  * ConfigParser} and {@code Configurator}s applied to the provider URL merged with a consumer's parameters ({@code
- * ClusterUtils.mergeUrl}), then {@code RegistryDirectory}'s enabled rule and the weight. Each case prints its seed
+ * ClusterUtils.mergeUrl}), then the registry's {@code enabled} filter and {@code RegistryDirectory}'s rule, and the weight. Each case prints its seed
  * when it fails.
  */
 class DubboOverridesAgreeWithDubboTest {
@@ -161,9 +161,13 @@ class DubboOverridesAgreeWithDubboTest {
             for (URL u : ConfigParser.parseConfigurators(c.serviceRule())) rules.add(u.setScopeModel(module));
             merged = apply(Configurator.toConfigurators(rules).orElse(List.of()), merged);
         }
-        boolean enabled = merged.hasParameter("disabled")
-                ? !merged.getParameter("disabled", false)
-                : merged.getParameter("enabled", true);
+        // Dubbo's registry hands a consumer no provider whose own URL says enabled=false (UrlUtils.isMatch, before any
+        // override); RegistryDirectory then reads disabled, else enabled, on the merged and configured URL
+        boolean delivered = provider.getParameter("enabled", true);
+        boolean enabled = delivered
+                && (merged.hasParameter("disabled")
+                        ? !merged.getParameter("disabled", false)
+                        : merged.getParameter("enabled", true));
         return enabled + "/" + merged.getParameter("weight", 100);
     }
 

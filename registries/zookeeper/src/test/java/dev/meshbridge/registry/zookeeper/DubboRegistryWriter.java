@@ -17,9 +17,15 @@ public final class DubboRegistryWriter implements AutoCloseable {
     private final Registry registry;
 
     public DubboRegistryWriter(String zookeeperAddress) {
+        this(zookeeperAddress, "/dubbo");
+    }
+
+    /** A writer under another root ({@code /gray}: Dubbo's registry {@code group=gray}). */
+    public DubboRegistryWriter(String zookeeperAddress, String root) {
         ApplicationModel app = framework.newApplication();
         URL url = URL.valueOf("zookeeper://" + zookeeperAddress
-                        + "/org.apache.dubbo.registry.RegistryService?file.cache=false&check=true")
+                        + "/org.apache.dubbo.registry.RegistryService?file.cache=false&check=true&group="
+                        + root.substring(1))
                 .setScopeModel(app);
         RegistryFactory factory = app.getExtensionLoader(RegistryFactory.class).getExtension("zookeeper");
         registry = factory.getRegistry(url);
