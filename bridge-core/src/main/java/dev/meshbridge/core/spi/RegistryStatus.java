@@ -144,8 +144,17 @@ public final class RegistryStatus {
 
     /** Labels that could not be made valid were dropped from an item (logged once per item and key). */
     public void droppedLabels(String item, List<Labels.Dropped> dropped) {
+        droppedLabels(item, dropped, dropped.size());
+    }
+
+    /**
+     * {@code total} labels were dropped from an item; {@code logged} are the ones named in the log (a bounded few of
+     * them, once per item and key). The counter counts them all.
+     */
+    public void droppedLabels(String item, List<Labels.Dropped> logged, long total) {
+        droppedLabels.add(Math.max(0, total - logged.size()));
         item = LogText.safe(item);
-        for (Labels.Dropped d : dropped) {
+        for (Labels.Dropped d : logged) {
             droppedLabels.increment();
             if (warned.add(item + '\n' + d.key())) {
                 log.info(

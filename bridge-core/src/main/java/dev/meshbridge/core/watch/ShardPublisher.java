@@ -220,7 +220,10 @@ public final class ShardPublisher {
                                         + " labels (registries[].limits.maxLabelsPerInstance)"));
                     }
                 }
-                status.droppedLabels(u.key() + " instance " + e.address(), dropped);
+                status.droppedLabels(
+                        u.key() + " instance " + e.address(),
+                        dropped,
+                        e.labels().size() - limits.maxLabelsPerInstance());
                 kept = new Endpoint(e.address(), e.ports(), e.weight(), e.enabled(), e.health(), labels, e.locality());
             }
             if (kept != e && out == null) out = new ArrayList<>(u.endpoints().subList(0, i));
