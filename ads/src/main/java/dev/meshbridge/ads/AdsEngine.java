@@ -195,9 +195,9 @@ public final class AdsEngine {
     }
 
     /** Writes a line of a kind of client-caused event if the budget allows (see {@link LogBudget}). */
-    private void limited(String kind, boolean warn, String format, Object... args) {
+    private void limited(String kind, AdsStream st, boolean warn, String format, Object... args) {
         if (warn ? !log.isWarnEnabled() : !log.isInfoEnabled()) return;
-        long dropped = logBudget.take(kind);
+        long dropped = logBudget.take(kind, LogBudget.host(st.peer));
         if (dropped < 0) return;
         String f = format + LogBudget.dropped(dropped);
         if (warn) log.warn(f, args);
@@ -212,6 +212,7 @@ public final class AdsEngine {
         metrics.limitHit(limit);
         limited(
                 "limit",
+                st,
                 true,
                 "{} {} reached {}={} ({}); the stream is ended with RESOURCE_EXHAUSTED",
                 server,
@@ -427,9 +428,9 @@ public final class AdsEngine {
         metrics.streamClosed(st);
         if (quiet) return;
         if (error == null) {
-            limited("stream-end", false, "{} {} closed by the client", server, st.describe());
+            limited("stream-end", st, false, "{} {} closed by the client", server, st.describe());
         } else {
-            limited("stream-end", false, "{} {} ended: {}", server, st.describe(), Status.fromThrowable(error));
+            limited("stream-end", st, false, "{} {} ended: {}", server, st.describe(), Status.fromThrowable(error));
         }
     }
 
@@ -640,6 +641,7 @@ public final class AdsEngine {
         if (st.fixedType != null) {
             limited(
                     "wrong-type",
+                    st,
                     true,
                     "{} {} asked for type={} on the {} service; closing it",
                     server,
@@ -654,7 +656,7 @@ public final class AdsEngine {
         TypeState ts = st.unknown.get(typeUrl);
         if (ts != null) return ts;
         if (typeUrl.isEmpty()) {
-            limited("unknown-type", true, "{} {} sent a request with no type; ignored", server, st.describe());
+            limited("unknown-type", st, true, "{} {} sent a request with no type; ignored", server, st.describe());
             return null;
         }
         if (st.unknown.size() >= limits.maxUnknownTypesPerStream()) {
@@ -670,6 +672,7 @@ public final class AdsEngine {
         st.unknown.put(typeUrl, ts);
         limited(
                 "unknown-type",
+                st,
                 false,
                 "{} {} asked for type={}, which this server does not serve; answered with no resources",
                 server,
@@ -688,6 +691,7 @@ public final class AdsEngine {
                 "restricted:" + types.typeOfUrl(types.urlOrdinal(typeUrl)).name());
         limited(
                 "restricted",
+                st,
                 true,
                 "{} {} asked for type={}, which this client is not allowed; answered with no resources",
                 server,
@@ -711,6 +715,7 @@ public final class AdsEngine {
         } else {
             limited(
                     "nack",
+                    st,
                     true,
                     "{} NACK {} cluster={} type={} version={} nonce={} error={}; the client keeps its last accepted"
                             + " state, the rejected version is not sent again",
@@ -1068,10 +1073,17 @@ public final class AdsEngine {
 
     // ------------------------------------------------------------------ debug
 
-    /** Every connected client, optionally only those whose node id contains {@code nodeFilter} (serving thread). */
+    /** The most clients a debug page lists (narrow it with a node filter). */
+    public static final int MAX_DEBUG_CLIENTS = 1_000;
+
+    /**
+     * The connected clients, optionally only those whose node id contains {@code nodeFilter}, at most {@link
+     * #MAX_DEBUG_CLIENTS} of them, in the order they connected (serving thread).
+     */
     public List<AdsClientView> clients(String nodeFilter, String typeFilter) {
         List<AdsClientView> out = new ArrayList<>();
         for (AdsStream st : streams) {
+            if (out.size() >= MAX_DEBUG_CLIENTS) break;
             if (!nodeFilter.isEmpty() && !st.nodeId.contains(nodeFilter)) continue;
             Map<String, AdsClientView.TypeStatus> byType = new LinkedHashMap<>();
             st.forEachState(ts -> {
@@ -1090,7 +1102,9 @@ public final class AdsEngine {
                         st.node.getMetadata().getFieldsMap().entrySet()) {
                     if (meta.size() >= 20) break;
                     if (f.getValue().hasStringValue())
-                        meta.put(f.getKey(), f.getValue().getStringValue());
+                        meta.put(
+                                Printable.cut(f.getKey(), 256),
+                                Printable.cut(f.getValue().getStringValue(), 256));
                 }
             }
             out.add(new AdsClientView(

@@ -195,6 +195,7 @@ public final class AdsServer implements AutoCloseable {
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .intercept(new PeerInterceptor())
+                .addStreamTracerFactory(new MessageSizeTracer())
                 .addService(new Ads());
         for (BindableService s : services) b.addService(s);
         if (!options.keepaliveTime().isZero()) {
@@ -515,7 +516,7 @@ public final class AdsServer implements AutoCloseable {
         if (open > limits.maxStreamsPerConnection()) {
             streamsByConnection.computeIfPresent(connection, (k, v) -> v <= 1 ? null : v - 1);
             metrics.limitHit("maxStreamsPerConnection");
-            long dropped = logBudget.take("maxStreamsPerConnection");
+            long dropped = logBudget.take("maxStreamsPerConnection", LogBudget.host(st.peer));
             if (dropped >= 0) {
                 log.warn(
                         "{} server refused a stream from peer={}: maxStreamsPerConnection={} reached{}",
@@ -592,7 +593,7 @@ public final class AdsServer implements AutoCloseable {
         metrics.limitHit("maxRequestsPerSecond");
         if (!rate.reported) {
             rate.reported = true;
-            long dropped = logBudget.take("maxRequestsPerSecond");
+            long dropped = logBudget.take("maxRequestsPerSecond", LogBudget.host(st.peer));
             if (dropped >= 0) {
                 log.warn(
                         "{} {} reached maxRequestsPerSecond={}; its requests are read no faster from now on{}",
@@ -655,6 +656,27 @@ public final class AdsServer implements AutoCloseable {
     private static String peer() {
         String p = PEER.get();
         return p == null ? "?" : p;
+    }
+
+    /**
+     * Counts the streams gRPC itself ends for a request past {@link AdsLimits#maxInboundMessageSize()} (the transport
+     * refuses the message with {@code RESOURCE_EXHAUSTED} before the server sees it).
+     */
+    private final class MessageSizeTracer extends io.grpc.ServerStreamTracer.Factory {
+        @Override
+        public io.grpc.ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
+            return new io.grpc.ServerStreamTracer() {
+                @Override
+                public void streamClosed(Status status) {
+                    String d = status.getDescription();
+                    if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED
+                            && d != null
+                            && d.contains("exceeds maximum")) {
+                        metrics.limitHit("maxInboundMessageSize");
+                    }
+                }
+            };
+        }
     }
 
     /** Puts the client's address into the call's context, for logs and the debug pages. */

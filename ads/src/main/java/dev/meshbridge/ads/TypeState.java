@@ -228,8 +228,12 @@ final class TypeState {
         if (nonce.equals(lastSentNonce)) lastSentAcked = true;
     }
 
+    /** The longest NACK message a stream keeps. */
+    static final int MAX_NACK_TEXT = 4096;
+
     void recordNack(String nonce, String version, String message, Instant at) {
-        lastNack = new Nack(version, nonce, message, at);
+        // the client's error detail is kept for the debug pages, bounded (a client writes what it likes there)
+        lastNack = new Nack(version, nonce, Printable.cut(message, MAX_NACK_TEXT), at);
         nacks++;
     }
 

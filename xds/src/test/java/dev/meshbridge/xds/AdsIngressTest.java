@@ -238,11 +238,6 @@ class AdsIngressTest {
 
         // it asks for the listeners' secret, and is answered with none
         stranger.await(c -> assertThat(c.held(XdsType.LISTENER)).hasSize(2));
-        System.out.println("DEBUG listeners " + stranger.held(XdsType.LISTENER).keySet() + " bed counters "
-                + bed.xds.meters.getMeters().stream()
-                        .map(m -> m.getId().toString())
-                        .filter(x -> x.contains("limit"))
-                        .toList());
         org.awaitility.Awaitility.await()
                 .atMost(java.time.Duration.ofSeconds(20))
                 .until(() -> bed.xds.counter("meshbridge.xds.limits", "limit", "restricted:sds") > 0);

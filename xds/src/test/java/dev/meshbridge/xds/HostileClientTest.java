@@ -138,6 +138,105 @@ class HostileClientTest {
     }
 
     @Test
+    void namesOverAStreamsTypes_pastThePerStreamLimit_endWithResourceExhaustedNamingIt() {
+        start(XdsOptions.loopbackEphemeral().withLimits(AdsLimits.DEFAULTS.withNames(1_000, 1_500, 100_000)));
+        Requests<DiscoveryRequest, DiscoveryResponse> sotw = new Requests<>();
+        AggregatedDiscoveryServiceGrpc.newStub(attacker()).streamAggregatedResources(sotw);
+        sotw.send(names(EDS, "e", 1_000).setNode(node("per-stream")).build());
+        sotw.send(names(CDS, "c", 501).build());
+
+        Status status = sotw.awaitError();
+        assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(status.getDescription()).contains("maxNamesPerStream=1500").contains("xds.limits.maxNamesPerStream");
+        assertThat(bed.counter("meshbridge.xds.limits", "limit", "maxNamesPerStream"))
+                .isEqualTo(1);
+        assertGoodClientServed("per-stream name limit");
+    }
+
+    @Test
+    void namesOverTheWholeServer_pastItsLimit_refuseTheStreamThatAsksForMore_othersKeepTheirs() {
+        start(XdsOptions.loopbackEphemeral().withLimits(AdsLimits.DEFAULTS.withNames(1_000, 1_000, 2_000)));
+        List<Requests<DiscoveryRequest, DiscoveryResponse>> streams = new ArrayList<>();
+        for (int k = 0; k < 3; k++) {
+            Requests<DiscoveryRequest, DiscoveryResponse> sotw = new Requests<>();
+            AggregatedDiscoveryServiceGrpc.newStub(attacker()).streamAggregatedResources(sotw);
+            sotw.send(
+                    names(EDS, "s" + k + "-", 900).setNode(node("server-" + k)).build());
+            streams.add(sotw);
+            int held = 900 * Math.min(k + 1, 2);
+            // the first two hold their 900 names each (EDS names nobody serves get no answer in SotW)
+            await().atMost(Duration.ofSeconds(10)).until(() -> bed.gauge("meshbridge.xds.subscribed.names") == held);
+        }
+
+        Status status = streams.get(2).awaitError();
+        assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(status.getDescription()).contains("maxSubscribedNames=2000");
+        assertThat(bed.counter("meshbridge.xds.limits", "limit", "maxSubscribedNames"))
+                .isEqualTo(1);
+        assertThat(streams.get(0).received).noneMatch(o -> o instanceof Throwable);
+        assertThat(streams.get(1).received).noneMatch(o -> o instanceof Throwable);
+        assertThat(bed.gauge("meshbridge.xds.subscribed.names")).isEqualTo(1_800);
+        // the well-behaved client subscribes to a handful: 1,800 + a few is within 2,000
+        assertGoodClientServed("server-wide name limit");
+    }
+
+    @Test
+    void streamsPastThePerConnectionLimit_areRefusedWithResourceExhaustedNamingIt() {
+        start();
+        ManagedChannel ch = attacker();
+        List<Requests<DiscoveryRequest, DiscoveryResponse>> streams = new ArrayList<>();
+        for (int k = 0; k < 16; k++) {
+            Requests<DiscoveryRequest, DiscoveryResponse> sotw = new Requests<>();
+            AggregatedDiscoveryServiceGrpc.newStub(ch).streamAggregatedResources(sotw);
+            sotw.send(DiscoveryRequest.newBuilder()
+                    .setTypeUrl(CDS)
+                    .setNode(node("conn-" + k))
+                    .build());
+            sotw.next();
+            streams.add(sotw);
+        }
+        Requests<DiscoveryRequest, DiscoveryResponse> seventeenth = new Requests<>();
+        AggregatedDiscoveryServiceGrpc.newStub(ch).streamAggregatedResources(seventeenth);
+
+        Status status = seventeenth.awaitError();
+        assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(status.getDescription())
+                .contains("maxStreamsPerConnection=16")
+                .contains("xds.limits.maxStreamsPerConnection");
+        assertThat(bed.counter("meshbridge.xds.limits", "limit", "maxStreamsPerConnection"))
+                .isEqualTo(1);
+        assertThat(streams).allSatisfy(st -> assertThat(st.received).noneMatch(o -> o instanceof Throwable));
+        assertGoodClientServed("per-connection stream limit");
+    }
+
+    @Test
+    void aRequestPastTheMessageSizeLimit_endsWithResourceExhausted_andIsCounted() {
+        AdsLimits d = AdsLimits.DEFAULTS;
+        start(XdsOptions.loopbackEphemeral()
+                .withLimits(new AdsLimits(
+                        d.maxConnections(),
+                        d.maxStreamsPerConnection(),
+                        d.maxNamesPerSubscription(),
+                        d.maxNamesPerStream(),
+                        d.maxSubscribedNames(),
+                        d.maxUnknownTypesPerStream(),
+                        d.maxRequestsPerSecond(),
+                        64 * 1024,
+                        d.idleTimeout(),
+                        d.handshakeTimeout())));
+        Requests<DiscoveryRequest, DiscoveryResponse> sotw = new Requests<>();
+        AggregatedDiscoveryServiceGrpc.newStub(attacker()).streamAggregatedResources(sotw);
+        sotw.send(names(EDS, "big-", 5_000).setNode(node("big")).build());
+
+        Status status = sotw.awaitError();
+        assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(status.getDescription()).contains("65536");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> bed.counter("meshbridge.xds.limits", "limit", "maxInboundMessageSize") == 1);
+        assertGoodClientServed("message size limit");
+    }
+
+    @Test
     void aRequestFlood_isReadNoFasterThanTheRateLimit_andNothingPilesUp() {
         start();
         long before = heapAfterGc();
@@ -264,6 +363,50 @@ class HostileClientTest {
     }
 
     @Test
+    void hugeNodesAndNackMessages_onStreamsThatStayOpen_areNotKeptWhole() {
+        start();
+        long before = heapAfterGc();
+        String big = "m".repeat(1_000_000);
+        Node node = Node.newBuilder()
+                .setId("huge-" + big)
+                .setCluster(big)
+                .setMetadata(com.google.protobuf.Struct.newBuilder()
+                        .putFields(
+                                "blob",
+                                com.google.protobuf.Value.newBuilder()
+                                        .setStringValue(big)
+                                        .build()))
+                .build();
+        List<Requests<DiscoveryRequest, DiscoveryResponse>> open = new ArrayList<>();
+        ManagedChannel ch = null;
+        for (int k = 0; k < 40; k++) {
+            if (k % 10 == 0) ch = attacker();
+            Requests<DiscoveryRequest, DiscoveryResponse> sotw = new Requests<>();
+            AggregatedDiscoveryServiceGrpc.newStub(ch).streamAggregatedResources(sotw);
+            sotw.send(
+                    DiscoveryRequest.newBuilder().setTypeUrl(CDS).setNode(node).build());
+            DiscoveryResponse r = sotw.next();
+            sotw.send(DiscoveryRequest.newBuilder()
+                    .setTypeUrl(CDS)
+                    .setResponseNonce(r.getNonce())
+                    .setErrorDetail(
+                            com.google.rpc.Status.newBuilder().setCode(3).setMessage(big))
+                    .build());
+            open.add(sotw);
+        }
+        awaitServerIdle();
+
+        // 40 streams, each sent 3 MB of node and 1 MB of NACK message, all still open
+        assertThat(open).allSatisfy(st -> assertThat(st.received).noneMatch(o -> o instanceof Throwable));
+        assertHeapBack("40 huge nodes and NACKs", before);
+        XdsDebugView view = bed.server.debugView();
+        assertThat(view.clients())
+                .hasSize(40)
+                .allSatisfy(c -> assertThat(c.nodeId().length()).isLessThan(1_100));
+        assertGoodClientServed("huge nodes");
+    }
+
+    @Test
     void newlinesAndControlCharactersInEveryClientString_neverForgeALogLine() {
         start();
         String evil = "x\n[main] WARN dev.meshbridge.FORGED - \r\u001b[31mred\u0000";
@@ -375,7 +518,13 @@ class HostileClientTest {
     private void sendAll(List<Endpoint> endpoints) {
         dev.meshbridge.core.spi.RegistryEvent[] events = new dev.meshbridge.core.spi.RegistryEvent[1_000];
         for (int s = 0; s < events.length; s++) events[s] = Upserts.dubboApplication("svc" + s, endpoints);
-        bed.send(events);
+        bed.send(Duration.ofSeconds(60), events); // 1,000 services at once: bounded generously for a busy machine
+    }
+
+    private static DiscoveryRequest.Builder names(String type, String prefix, int n) {
+        DiscoveryRequest.Builder r = DiscoveryRequest.newBuilder().setTypeUrl(type);
+        for (int i = 0; i < n; i++) r.addResourceNames("outbound|80||" + prefix + i + ".attack");
+        return r;
     }
 
     private ManagedChannel attacker() {
