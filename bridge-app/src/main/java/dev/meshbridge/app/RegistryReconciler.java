@@ -6,6 +6,7 @@ import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcher;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.util.LogText;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -116,7 +117,11 @@ public final class RegistryReconciler implements AutoCloseable {
         try {
             watcher = provider.create(config, new WatcherContext(config, aggregator, status));
             watcher.start();
-            log.info("registry={} type={} addresses={} watching", config.name(), config.type(), config.addresses());
+            log.info(
+                    "registry={} type={} addresses={} watching",
+                    config.name(),
+                    config.type(),
+                    config.addresses().stream().map(LogText::safe).toList());
         } catch (RuntimeException e) {
             status.error("cannot start the watcher", e);
             status.disconnected("watcher failed to start: " + e.getMessage());

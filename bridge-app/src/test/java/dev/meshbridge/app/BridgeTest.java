@@ -346,6 +346,42 @@ class BridgeTest {
                 .containsExactlyInAnyOrder("a.fixed", "b.fixed");
     }
 
+    /**
+     * Every cut of the file (as an editor's save, a ConfigMap update or a copy that failed half way leaves it) keeps
+     * every registry running: a cut either does not parse, or removes registries without the confirmation, and is
+     * refused. A cut inside the last entry that still parses (its last options missing) is a valid edit of that
+     * registry and is applied; the whole file puts it back.
+     */
+    @Test
+    void reload_theFileCutAtAnyByte_neverRemovesARegistry() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+        long refusedBefore = refusedReloads();
+
+        int cuts = 0;
+        for (int cut = 0; cut < TWO_REGISTRIES.length() - 1; cut++, cuts++) {
+            rewrite(TWO_REGISTRIES.substring(0, cut));
+            assertThat(bridge.reconciler().running())
+                    .as("registries after a file cut at byte %d", cut)
+                    .extracting(r -> r.config().name())
+                    .containsExactly("one", "two");
+        }
+        long refused = refusedReloads() - refusedBefore;
+        System.out.printf("file cut at %d bytes: %d edits refused, the others parsed%n", cuts, refused);
+        assertThat(refused).isGreaterThan(cuts * 9L / 10);
+
+        rewrite(TWO_REGISTRIES);
+        await().until(() ->
+                bridge.aggregator().current().services().keySet().equals(java.util.Set.of("a.fixed", "b.fixed")));
+    }
+
+    private long refusedReloads() throws Exception {
+        String m = get("/metrics").body();
+        var matcher = java.util.regex.Pattern.compile("meshbridge_config_reloads_total\\{result=\"refused\"} ([0-9.]+)")
+                .matcher(m);
+        return matcher.find() ? (long) Double.parseDouble(matcher.group(1)) : 0;
+    }
+
     @Test
     void reload_removingEveryRegistry_needsTheExplicitConfirmation() throws Exception {
         start(TWO_REGISTRIES);
@@ -395,5 +431,41 @@ class BridgeTest {
 
         assertThat(page.statusCode()).isEqualTo(200);
         assertThat(page.body()).contains("\"name\" : \"c1\"").doesNotContain("s3cr3t-token-value");
+    }
+
+    @Test
+    void debugRegistries_everyRegistryTypeWithItsCredentials_rendersWithNoSecretAnywhere() throws Exception {
+        start(config("""
+                  - type: consul
+                    name: c1
+                    addresses: ["http://admin:S3cretPass1@127.0.0.1:1"]
+                    consulToken: S3cretPass2
+                  - type: nacos
+                    name: n1
+                    addresses: ["127.0.0.1:1"]
+                    nacosUsername: nacos
+                    nacosPassword: S3cretPass3
+                    nacosAccessKey: ak
+                    nacosSecretKey: S3cretPass4
+                  - type: zookeeper
+                    name: z1
+                    addresses: ["127.0.0.1:1"]
+                    username: dubbo
+                    password: S3cretPass5
+                  - type: eureka
+                    name: e1
+                    addresses: ["http://127.0.0.1:1/eureka"]
+                    username: eureka
+                    password: S3cretPass6
+                """));
+
+        HttpResponse<String> page = get("/debug/registries");
+
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body())
+                .contains("\"name\" : \"c1\"", "\"name\" : \"n1\"", "\"name\" : \"z1\"", "\"name\" : \"e1\"")
+                .contains("127.0.0.1:1")
+                .doesNotContain("S3cretPass");
+        assertThat(get("/metrics").body()).doesNotContain("S3cretPass");
     }
 }

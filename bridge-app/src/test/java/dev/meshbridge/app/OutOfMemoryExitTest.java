@@ -1,9 +1,16 @@
 package dev.meshbridge.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -17,9 +24,11 @@ import org.junit.jupiter.api.io.TempDir;
  * A bridge that runs out of heap anyway ends its JVM, so the orchestrator restarts it, instead of living on as a
  * process that answers nothing (issue 18: an OutOfMemoryError on the xDS, ZooKeeper and admin threads left a JVM that
  * even SIGTERM did not stop). The real {@link Main} runs in its own JVM with the options of the {@code meshbridge}
- * launcher, read from the script, and a heap far too small for the catalog its configuration asks for.
+ * launcher, read from the script, and a small heap; once it serves, a configuration edit asks for a catalog far too
+ * large for that heap, so the error hits a worker thread of a running bridge (without the launcher's option that JVM
+ * stays up: its admin server and servers keep it alive).
  */
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Timeout(value = 150, unit = TimeUnit.SECONDS)
 class OutOfMemoryExitTest {
 
     @TempDir
@@ -35,41 +44,64 @@ class OutOfMemoryExitTest {
         return out;
     }
 
-    @Test
-    void anOutOfMemoryError_endsTheProcess_asTheLauncherRunsIt() throws Exception {
-        List<String> options = launcherOptions();
-        assertThat(options).contains("-XX:+ExitOnOutOfMemoryError");
-
-        StringBuilder services = new StringBuilder();
-        for (int i = 0; i < 2_000; i++)
-            services.append(i == 0 ? "" : ", ").append("svc").append(i);
-        Path config = dir.resolve("bridge.yaml");
-        Files.writeString(config, """
-                admin: {port: 0}
+    private static String config(String registries) {
+        return """
                 xds: {port: 0, bindAddress: 127.0.0.1}
                 mcp: {port: 0, bindAddress: 127.0.0.1}
                 data: {directory: ""}
-                reload: {enabled: false}
+                reload: {interval: 100ms}
                 registries:
                   - type: fixed
-                    name: huge
+                    name: small
                     addresses: [x]
-                    endpoints: 65536
-                    services: [%s]
-                """.formatted(services));
+                    services: [a]
+                """ + registries;
+    }
+
+    @Test
+    void anOutOfMemoryErrorInARunningBridge_endsTheProcess_asTheLauncherRunsIt() throws Exception {
+        List<String> options = launcherOptions();
+        assertThat(options).contains("-XX:+ExitOnOutOfMemoryError");
+        int admin;
+        try (ServerSocket s = new ServerSocket(0)) {
+            admin = s.getLocalPort();
+        }
+        Path config = dir.resolve("bridge.yaml");
+        Files.writeString(config, config(""));
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(options);
-        command.add("-Xmx48m");
+        command.add("-Xmx64m");
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
-        command.addAll(List.of("--config", config.toString()));
+        command.addAll(List.of("--config", config.toString(), "--admin-port", Integer.toString(admin)));
         Path log = dir.resolve("bridge.log");
         Process bridge = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
         try {
-            assertThat(bridge.waitFor(90, TimeUnit.SECONDS))
+            HttpClient http = HttpClient.newHttpClient();
+            await().atMost(Duration.ofSeconds(60))
+                    .ignoreExceptions()
+                    .until(() -> http.send(
+                                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + admin + "/ready"))
+                                                    .build(),
+                                            HttpResponse.BodyHandlers.discarding())
+                                    .statusCode()
+                            == 200);
+
+            StringBuilder services = new StringBuilder();
+            for (int i = 0; i < 2_000; i++)
+                services.append(i == 0 ? "" : ", ").append("svc").append(i);
+            Files.writeString(config, config("""
+                      - type: fixed
+                        name: huge
+                        addresses: [x]
+                        endpoints: 65536
+                        services: [%s]
+                    """.formatted(services)));
+
+            assertThat(bridge.waitFor(60, TimeUnit.SECONDS))
                     .as("the JVM ends after its OutOfMemoryError")
                     .isTrue();
             assertThat(bridge.exitValue()).isNotZero();

@@ -211,7 +211,10 @@ public final class AdminServer implements AutoCloseable {
         try (OutputStream out = new java.io.BufferedOutputStream(ex.getResponseBody(), 64 * 1024)) {
             json.writeValue(out, body);
         } catch (IOException e) {
-            log.debug("debug page {} not sent whole: {}", ex.getRequestURI().getPath(), e.toString());
+            log.debug(
+                    "debug page {} not sent whole: {}",
+                    dev.meshbridge.core.util.LogText.safe(ex.getRequestURI().getPath()),
+                    e.toString());
         } finally {
             ex.close();
         }
