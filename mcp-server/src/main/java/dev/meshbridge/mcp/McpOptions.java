@@ -38,6 +38,7 @@ import java.util.TreeMap;
  *     default 60s)
  * @param maxConnectionAge after this long an istiod connection is asked to reconnect, which spreads istiods over
  *     bridge replicas after a scale-up (0, the default, never)
+ * @param limits what the server grants its clients ({@code mcp.limits:})
  * @param tls TLS and client authorization of the server ({@code mcp.tls}); plaintext by default
  */
 public record McpOptions(
@@ -54,6 +55,7 @@ public record McpOptions(
         Duration minPushInterval,
         Duration keepaliveTime,
         Duration maxConnectionAge,
+        dev.meshbridge.ads.AdsLimits limits,
         TlsOptions tls) {
 
     public static final int DEFAULT_PORT = 15051;
@@ -197,6 +199,7 @@ public record McpOptions(
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(minPushInterval, "minPushInterval");
+        Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(tls, "tls");
         if (minPushInterval.isNegative()) throw new IllegalArgumentException("minPushInterval must not be negative");
     }
@@ -226,6 +229,7 @@ public record McpOptions(
         b.minPushInterval = minPushInterval;
         b.keepaliveTime = keepaliveTime;
         b.maxConnectionAge = maxConnectionAge;
+        b.limits = limits;
         b.tls = tls;
         return b;
     }
@@ -285,6 +289,7 @@ public record McpOptions(
         else if (!maxAge.isZero() && maxAge.compareTo(Duration.ofSeconds(1)) < 0)
             section.problem("maxConnectionAge", "must be at least 1s (or 0 for never)");
         else b.maxConnectionAge(maxAge);
+        b.limits(dev.meshbridge.ads.AdsLimits.parse(section.section("limits")));
         b.tls(TlsOptions.parse(section.section("tls")));
         return b.build();
     }
@@ -334,7 +339,18 @@ public record McpOptions(
         private Duration minPushInterval = DEFAULT_MIN_PUSH_INTERVAL;
         private Duration keepaliveTime = DEFAULT_KEEPALIVE_TIME;
         private Duration maxConnectionAge = Duration.ZERO;
+        private dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.DEFAULTS;
         private TlsOptions tls = TlsOptions.DISABLED;
+
+        public Builder tls(TlsOptions tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        public Builder limits(dev.meshbridge.ads.AdsLimits limits) {
+            this.limits = limits;
+            return this;
+        }
 
         private Builder() {}
 
@@ -402,11 +418,6 @@ public record McpOptions(
             return this;
         }
 
-        public Builder tls(TlsOptions tls) {
-            this.tls = tls;
-            return this;
-        }
-
         public Builder ingress(Ingress ingress) {
             this.ingress = ingress;
             return this;
@@ -427,6 +438,7 @@ public record McpOptions(
                     minPushInterval,
                     keepaliveTime,
                     maxConnectionAge,
+                    limits,
                     tls);
         }
     }

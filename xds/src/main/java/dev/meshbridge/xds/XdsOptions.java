@@ -29,6 +29,10 @@ import java.util.Set;
  *     lets the server answer as soon as every registry has synced or passed its own {@code syncTimeout}); 0 answers
  *     at once
  * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
+ * @param limits what the server grants its clients ({@code xds.limits:})
+ * @param sdsClients the clients that may receive SDS secrets (Ingress TLS keys), by address ({@code
+ *     xds.sds.allowedClients}); others are answered with no secrets. Until the server authenticates clients (mTLS),
+ *     the default is {@code loopback} only
  * @param sidecar the outbound listeners sidecars and egress proxies get
  * @param tls TLS and client authorization of the server ({@code xds.tls}); plaintext by default
  */
@@ -44,6 +48,8 @@ public record XdsOptions(
         int healthyPanicThreshold,
         Duration initialSyncTimeout,
         NodeRoles nodeRoles,
+        dev.meshbridge.ads.AdsLimits limits,
+        dev.meshbridge.ads.ClientNetworks sdsClients,
         SidecarOptions sidecar,
         TlsOptions tls) {
 
@@ -61,7 +67,10 @@ public record XdsOptions(
             0,
             Duration.ofSeconds(30),
             NodeRoles.DEFAULTS,
-            SidecarOptions.DEFAULTS);
+            dev.meshbridge.ads.AdsLimits.DEFAULTS,
+            dev.meshbridge.ads.ClientNetworks.LOOPBACK,
+            SidecarOptions.DEFAULTS,
+            TlsOptions.DISABLED);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -108,6 +117,8 @@ public record XdsOptions(
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
         Objects.requireNonNull(nodeRoles, "nodeRoles");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(sdsClients, "sdsClients");
         Objects.requireNonNull(sidecar, "sidecar");
         Objects.requireNonNull(tls, "tls");
         if (initialSyncTimeout.isNegative())
@@ -136,6 +147,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
+                limits,
+                sdsClients,
                 sidecar,
                 tls);
     }
@@ -153,6 +166,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
+                limits,
+                sdsClients,
                 sidecar,
                 tls);
     }
@@ -170,6 +185,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 timeout,
                 nodeRoles,
+                limits,
+                sdsClients,
                 sidecar,
                 tls);
     }
@@ -187,6 +204,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 roles,
+                limits,
+                sdsClients,
                 sidecar,
                 tls);
     }
@@ -204,53 +223,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar,
-                tls);
-    }
-
-    /** The same options, plaintext (no {@code tls} section). */
-    public XdsOptions(
-            String bindAddress,
-            int port,
-            Duration connectTimeout,
-            boolean grpcListeners,
-            Set<String> lbMetadataLabels,
-            Duration keepaliveTime,
-            Duration maxConnectionAge,
-            Ingress ingress,
-            int healthyPanicThreshold,
-            Duration initialSyncTimeout,
-            NodeRoles nodeRoles,
-            SidecarOptions sidecar) {
-        this(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
-                sidecar,
-                TlsOptions.DISABLED);
-    }
-
-    public XdsOptions withTls(TlsOptions tls) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
+                limits,
+                sdsClients,
                 sidecar,
                 tls);
     }
@@ -280,7 +254,29 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                SidecarOptions.DEFAULTS);
+                dev.meshbridge.ads.AdsLimits.DEFAULTS,
+                dev.meshbridge.ads.ClientNetworks.LOOPBACK,
+                SidecarOptions.DEFAULTS,
+                TlsOptions.DISABLED);
+    }
+
+    public XdsOptions withTls(TlsOptions tls) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
     }
 
     public XdsOptions withSidecar(SidecarOptions sidecar) {
@@ -296,6 +292,46 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
+    }
+
+    public XdsOptions withLimits(dev.meshbridge.ads.AdsLimits limits) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
+    }
+
+    public XdsOptions withSdsClients(dev.meshbridge.ads.ClientNetworks clients) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                clients,
                 sidecar,
                 tls);
     }
@@ -363,6 +399,16 @@ public record XdsOptions(
             hold = DEFAULTS.initialSyncTimeout();
         }
         NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
+        dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.parse(section.section("limits"));
+        dev.meshbridge.ads.ClientNetworks sds = dev.meshbridge.ads.ClientNetworks.LOOPBACK;
+        ConfigNode sdsSection = section.section("sds");
+        if (sdsSection.has("allowedClients")) {
+            try {
+                sds = dev.meshbridge.ads.ClientNetworks.parse(sdsSection.strings("allowedClients"));
+            } catch (IllegalArgumentException e) {
+                sdsSection.problem("allowedClients", e.getMessage());
+            }
+        }
         SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
         TlsOptions tls = TlsOptions.parse(section.section("tls"));
         return new XdsOptions(
@@ -377,6 +423,8 @@ public record XdsOptions(
                 panic,
                 hold,
                 roles,
+                limits,
+                sds,
                 sidecar,
                 tls);
     }
