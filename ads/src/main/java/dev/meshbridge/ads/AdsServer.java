@@ -91,6 +91,9 @@ public final class AdsServer implements AutoCloseable {
     private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup boss;
     private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup workers;
     private volatile int boundPort = -1;
+    private TlsOptions tlsOptions = TlsOptions.DISABLED;
+    private volatile ServerTls tls;
+    private final MeterRegistry meterRegistry;
 
     public AdsServer(AdsOptions options, ResourceTypes types, MeterRegistry registry) {
         this(options, types, registry, Clock.systemUTC());
@@ -100,6 +103,7 @@ public final class AdsServer implements AutoCloseable {
     public AdsServer(AdsOptions options, ResourceTypes types, MeterRegistry registry, Clock clock) {
         this.options = Objects.requireNonNull(options, "options");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.meterRegistry = registry;
         String threadName = "meshbridge-" + options.server();
         this.executor = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadName);
@@ -135,10 +139,47 @@ public final class AdsServer implements AutoCloseable {
         return this;
     }
 
+    /** Serves TLS (and authorizes clients by certificate) as {@code tls} says; before {@link #start()}. */
+    public AdsServer tls(TlsOptions tls) {
+        if (state.get() != State.LATENT) throw new IllegalStateException("TLS is set before start");
+        this.tlsOptions = Objects.requireNonNull(tls, "tls");
+        return this;
+    }
+
+    /** The {@code tls} part of the debug page: mode, certificate, refused clients. */
+    public ServerTls.View tlsView() {
+        ServerTls t = tls;
+        return t == null ? ServerTls.View.plaintext() : t.view();
+    }
+
+    /** The server's TLS, null when it speaks plaintext (tests reload its files with {@code checkFiles()}). */
+    public ServerTls serverTls() {
+        return tls;
+    }
+
     /** Binds and starts serving. */
     public AdsServer start() throws IOException {
         if (!state.compareAndSet(State.LATENT, State.STARTED)) {
             throw new IllegalStateException("the " + options.server() + " server can be started once");
+        }
+        if (tlsOptions.enabled()) {
+            try {
+                tls = new ServerTls(options.server(), tlsOptions, meterRegistry, clock);
+            } catch (IOException | java.security.GeneralSecurityException | RuntimeException e) {
+                state.set(State.CLOSED);
+                executor.shutdownNow();
+                throw new IOException(
+                        displayName() + " server cannot use its TLS files (" + options.server() + ".tls): "
+                                + e.getMessage(),
+                        e);
+            }
+        } else if (!isLoopback(options.bindAddress())) {
+            log.warn(
+                    "{} server serves plaintext on {} (not loopback): any process that reaches this port reads the"
+                            + " whole catalog; set {}.tls, or bind 127.0.0.1 behind a sidecar",
+                    displayName(),
+                    options.bindAddress(),
+                    options.server());
         }
         Server s = buildServer();
         try {
@@ -155,6 +196,7 @@ public final class AdsServer implements AutoCloseable {
         }
         server = s;
         boundPort = boundPort(s);
+        if (tls != null) tls.startReloading(executor);
         executor.scheduleWithFixedDelay(
                 () -> guarded(() -> engine.refreshStale(clock.instant().minus(STALE_AFTER))), 5, 5, TimeUnit.SECONDS);
         if (options.initialSyncTimeout().isZero()) {
@@ -197,6 +239,7 @@ public final class AdsServer implements AutoCloseable {
                 .intercept(new PeerInterceptor())
                 .addStreamTracerFactory(new MessageSizeTracer())
                 .addService(new Ads());
+        if (tls != null) b.sslContext(tls.sslContext()).intercept(tls.authorizer()); // runs before any handler
         for (BindableService s : services) b.addService(s);
         if (!options.keepaliveTime().isZero()) {
             b.keepAliveTime(options.keepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
@@ -304,6 +347,17 @@ public final class AdsServer implements AutoCloseable {
         return boundPort;
     }
 
+    /** True for addresses only this machine reaches: {@code localhost}, 127.0.0.0/8, {@code ::1}. */
+    static boolean isLoopback(String address) {
+        if (address.equals("localhost")) return true;
+        if (!dev.meshbridge.core.naming.IpAddresses.isBare(address)) return false;
+        try {
+            return java.net.InetAddress.getByName(address).isLoopbackAddress(); // a literal: no lookup
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
     private static int boundPort(Server s) {
         for (SocketAddress a : s.getListenSockets()) {
             if (a instanceof InetSocketAddress i) return i.getPort();
@@ -380,6 +434,8 @@ public final class AdsServer implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        ServerTls t = tls;
+        if (t != null) t.close();
         shutdownEventLoops();
         executor.shutdown();
         try {

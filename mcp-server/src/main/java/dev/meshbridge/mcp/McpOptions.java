@@ -1,5 +1,6 @@
 package dev.meshbridge.mcp;
 
+import dev.meshbridge.ads.TlsOptions;
 import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.naming.Dns1123;
 import dev.meshbridge.core.naming.HostTemplate;
@@ -38,6 +39,7 @@ import java.util.TreeMap;
  * @param maxConnectionAge after this long an istiod connection is asked to reconnect, which spreads istiods over
  *     bridge replicas after a scale-up (0, the default, never)
  * @param limits what the server grants its clients ({@code mcp.limits:})
+ * @param tls TLS and client authorization of the server ({@code mcp.tls}); plaintext by default
  */
 public record McpOptions(
         boolean enabled,
@@ -53,7 +55,8 @@ public record McpOptions(
         Duration minPushInterval,
         Duration keepaliveTime,
         Duration maxConnectionAge,
-        dev.meshbridge.ads.AdsLimits limits) {
+        dev.meshbridge.ads.AdsLimits limits,
+        TlsOptions tls) {
 
     public static final int DEFAULT_PORT = 15051;
     public static final String DEFAULT_NAMESPACE = "meshbridge";
@@ -197,6 +200,7 @@ public record McpOptions(
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(minPushInterval, "minPushInterval");
         Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(tls, "tls");
         if (minPushInterval.isNegative()) throw new IllegalArgumentException("minPushInterval must not be negative");
     }
 
@@ -226,6 +230,7 @@ public record McpOptions(
         b.keepaliveTime = keepaliveTime;
         b.maxConnectionAge = maxConnectionAge;
         b.limits = limits;
+        b.tls = tls;
         return b;
     }
 
@@ -285,6 +290,7 @@ public record McpOptions(
             section.problem("maxConnectionAge", "must be at least 1s (or 0 for never)");
         else b.maxConnectionAge(maxAge);
         b.limits(dev.meshbridge.ads.AdsLimits.parse(section.section("limits")));
+        b.tls(TlsOptions.parse(section.section("tls")));
         return b.build();
     }
 
@@ -334,6 +340,12 @@ public record McpOptions(
         private Duration keepaliveTime = DEFAULT_KEEPALIVE_TIME;
         private Duration maxConnectionAge = Duration.ZERO;
         private dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.DEFAULTS;
+        private TlsOptions tls = TlsOptions.DISABLED;
+
+        public Builder tls(TlsOptions tls) {
+            this.tls = tls;
+            return this;
+        }
 
         public Builder limits(dev.meshbridge.ads.AdsLimits limits) {
             this.limits = limits;
@@ -426,7 +438,8 @@ public record McpOptions(
                     minPushInterval,
                     keepaliveTime,
                     maxConnectionAge,
-                    limits);
+                    limits,
+                    tls);
         }
     }
 }

@@ -6,6 +6,7 @@ import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.ads.AdsOptions;
 import dev.meshbridge.ads.AdsServer;
+import dev.meshbridge.ads.ServerTls;
 import dev.meshbridge.core.admin.DebugSource;
 import dev.meshbridge.core.aggregate.SnapshotListener;
 import dev.meshbridge.core.model.MeshService;
@@ -114,6 +115,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 McpKind.TYPES,
                 meterRegistry,
                 clock);
+        ads.tls(options.tls());
         this.engine = ads.engine();
         engine.roles(node -> 0, ROLES);
     }
@@ -565,7 +567,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             List<RouteView> routesSkipped,
             List<String> routesUnavailable,
             List<ServedView> served,
-            boolean servedTruncated) {}
+            boolean servedTruncated,
+            ServerTls.View tls) {}
 
     /** Ingress resources of a host that are not served, and why. */
     public record RouteView(String host, String name, List<String> reasons) {}
@@ -661,6 +664,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 routesSkipped,
                 routesUnavailable,
                 served,
-                truncated);
+                truncated,
+                ads.tlsView());
     }
 }

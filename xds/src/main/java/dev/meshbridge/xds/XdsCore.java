@@ -381,6 +381,7 @@ final class XdsCore {
                         index.sidecar().resources().stream()
                                 .map(r -> r.type().shortName() + " " + r.name())
                                 .toList(),
-                        index.sidecar().notes()));
+                        index.sidecar().notes()),
+                null);
     }
 }

@@ -1,5 +1,6 @@
 package dev.meshbridge.xds;
 
+import dev.meshbridge.ads.TlsOptions;
 import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
@@ -33,6 +34,7 @@ import java.util.Set;
  *     xds.sds.allowedClients}); others are answered with no secrets. Until the server authenticates clients (mTLS),
  *     the default is {@code loopback} only
  * @param sidecar the outbound listeners sidecars and egress proxies get
+ * @param tls TLS and client authorization of the server ({@code xds.tls}); plaintext by default
  */
 public record XdsOptions(
         String bindAddress,
@@ -48,7 +50,8 @@ public record XdsOptions(
         NodeRoles nodeRoles,
         dev.meshbridge.ads.AdsLimits limits,
         dev.meshbridge.ads.ClientNetworks sdsClients,
-        SidecarOptions sidecar) {
+        SidecarOptions sidecar,
+        TlsOptions tls) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -66,7 +69,8 @@ public record XdsOptions(
             NodeRoles.DEFAULTS,
             dev.meshbridge.ads.AdsLimits.DEFAULTS,
             dev.meshbridge.ads.ClientNetworks.LOOPBACK,
-            SidecarOptions.DEFAULTS);
+            SidecarOptions.DEFAULTS,
+            TlsOptions.DISABLED);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -116,6 +120,7 @@ public record XdsOptions(
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(sdsClients, "sdsClients");
         Objects.requireNonNull(sidecar, "sidecar");
+        Objects.requireNonNull(tls, "tls");
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
@@ -144,7 +149,8 @@ public record XdsOptions(
                 nodeRoles,
                 limits,
                 sdsClients,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
@@ -162,7 +168,8 @@ public record XdsOptions(
                 nodeRoles,
                 limits,
                 sdsClients,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withInitialSyncTimeout(Duration timeout) {
@@ -180,7 +187,8 @@ public record XdsOptions(
                 nodeRoles,
                 limits,
                 sdsClients,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withNodeRoles(NodeRoles roles) {
@@ -198,7 +206,8 @@ public record XdsOptions(
                 roles,
                 limits,
                 sdsClients,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -216,7 +225,8 @@ public record XdsOptions(
                 nodeRoles,
                 limits,
                 sdsClients,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     /** The same options with an 11-argument shape (no sidecar section): sidecars get the default listeners. */
@@ -246,7 +256,27 @@ public record XdsOptions(
                 nodeRoles,
                 dev.meshbridge.ads.AdsLimits.DEFAULTS,
                 dev.meshbridge.ads.ClientNetworks.LOOPBACK,
-                SidecarOptions.DEFAULTS);
+                SidecarOptions.DEFAULTS,
+                TlsOptions.DISABLED);
+    }
+
+    public XdsOptions withTls(TlsOptions tls) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
     }
 
     public XdsOptions withSidecar(SidecarOptions sidecar) {
@@ -264,7 +294,8 @@ public record XdsOptions(
                 nodeRoles,
                 limits,
                 sdsClients,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withLimits(dev.meshbridge.ads.AdsLimits limits) {
@@ -282,7 +313,8 @@ public record XdsOptions(
                 nodeRoles,
                 limits,
                 sdsClients,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     public XdsOptions withSdsClients(dev.meshbridge.ads.ClientNetworks clients) {
@@ -300,7 +332,8 @@ public record XdsOptions(
                 nodeRoles,
                 limits,
                 clients,
-                sidecar);
+                sidecar,
+                tls);
     }
 
     /** The translator options these give. */
@@ -377,6 +410,7 @@ public record XdsOptions(
             }
         }
         SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
+        TlsOptions tls = TlsOptions.parse(section.section("tls"));
         return new XdsOptions(
                 bind,
                 port,
@@ -391,6 +425,7 @@ public record XdsOptions(
                 roles,
                 limits,
                 sds,
-                sidecar);
+                sidecar,
+                tls);
     }
 }

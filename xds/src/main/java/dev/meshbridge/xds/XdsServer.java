@@ -68,6 +68,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                         Duration.ZERO),
                 XdsType.TYPES,
                 registry);
+        ads.tls(options.tls());
         ads.engine().roles(options.nodeRoles()::role, NodeRoles.NAMES);
         // Ingress TLS private keys go only to the clients allowed to have them (until clients are authenticated)
         ads.engine().restrict(XdsType.SECRET.resourceType(), options.sdsClients()::contains);
@@ -143,7 +144,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
     /** The current {@code /debug/xds} view; waits up to 5 s for the server's thread. */
     public XdsDebugView debugView(Map<String, String> query) {
         try {
-            return ads.query(() -> core.debugView(query));
+            return ads.query(() -> core.debugView(query)).withTls(ads.tlsView());
         } catch (IllegalStateException e) {
             if (!(e.getCause() instanceof java.util.concurrent.RejectedExecutionException)) throw e;
             // closed: nothing is served
@@ -153,7 +154,8 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                     java.util.List.of(),
                     java.util.List.of(),
                     new XdsDebugView.Ingress(false, "", "", java.util.List.of(), java.util.List.of()),
-                    new XdsDebugView.Sidecar(false, java.util.List.of(), java.util.List.of()));
+                    new XdsDebugView.Sidecar(false, java.util.List.of(), java.util.List.of()),
+                    ads.tlsView());
         }
     }
 

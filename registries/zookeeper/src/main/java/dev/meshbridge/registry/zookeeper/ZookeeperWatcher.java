@@ -100,11 +100,15 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         }
     }
 
+    private ZKClientConfig clientConfig;
+
     @Override
     public void start() {
         kit.start();
         ZKClientConfig clientConfig = new ZKClientConfig();
         clientConfig.setProperty(ZKConfig.JUTE_MAXBUFFER, Integer.toString(options.maxResponseBytes()));
+        if (options.tls() != null) options.tls().apply(clientConfig);
+        this.clientConfig = clientConfig;
         CuratorFramework c = CuratorFrameworkFactory.builder()
                 .connectString(connectString)
                 .sessionTimeoutMs((int) options.sessionTimeout().toMillis())
@@ -117,11 +121,12 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         client = c;
         c.getConnectionStateListenable().addListener((cl, newState) -> enqueue(() -> onConnectionState(newState)));
         log.info(
-                "registry={} type=zookeeper connecting to {} roots={} auth={}",
+                "registry={} type=zookeeper connecting to {} roots={} auth={} tls={}",
                 config.name(),
                 connectString,
                 options.servicesPaths(),
-                options.authenticated() ? "digest:" + options.username() : "none");
+                options.authenticated() ? "digest:" + options.username() : "none",
+                options.tls() == null ? "off" : "on");
         c.start();
         kit.loop().schedule(options.connectionTimeout(), this::checkConnected);
     }
@@ -170,13 +175,31 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         connected = false;
         newEpoch();
         status.disconnected(reason + "; keeping the last known state until it is back");
+        if (options.tls() != null) kit.loop().schedule(options.connectionTimeout(), this::checkConnected);
     }
 
     private void checkConnected() {
-        if (!connected && !status.hasSynced()) {
+        if (connected) return;
+        String tlsProblem = tlsProblem();
+        if (tlsProblem != null) {
+            // a handshake the client retries in silence: name it on /healthz and /debug/registries
+            status.disconnected(tlsProblem + "; keeping the last known state, still trying");
+        } else if (!status.hasSynced()) {
             status.disconnected(
                     "cannot connect to " + connectString + " within " + options.connectionTimeout() + "; still trying");
         }
+    }
+
+    /** With TLS, why a handshake with the first server fails (null when it succeeds or TLS is off). */
+    private String tlsProblem() {
+        ZookeeperTls tls = options.tls();
+        if (tls == null || clientConfig == null) return null;
+        String first = config.addresses().get(0);
+        int colon = first.lastIndexOf(':');
+        String host = colon > 0 ? first.substring(0, colon) : first;
+        int port = colon > 0 ? Integer.parseInt(first.substring(colon + 1)) : 2181;
+        return tls.probe(clientConfig, host, port, (int)
+                Math.min(5000, options.connectionTimeout().toMillis()));
     }
 
     /** Forgets every read in flight: their answers are ignored from now on. */
