@@ -226,7 +226,7 @@ final class ResultsWriter {
             line();
             line("CPU of one change: "
                     + PairRatios.of(b.blocks, base.blocks, k -> k.perChange().cpu())
-                            .describe("") + ".");
+                            .describe("CPU") + ".");
             line();
         }
     }
