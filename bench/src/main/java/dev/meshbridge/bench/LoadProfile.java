@@ -73,7 +73,7 @@ record LoadProfile(
     /**
      * Ten times the reference load: 100,000 services x 10 (a million endpoints), 1,000 streams, 10,000 streams (issue
      * 22's goals); no JMH (the default run has it). The bridge JVM needs a larger heap ({@code bench/run --huge} asks
-     * for 12 GB: both sides' catalogs are held at once during the interleaved windows).
+     * for 8 GB: both sides' catalogs are held at once during the interleaved windows).
      */
     static LoadProfile huge() {
         return new LoadProfile(
