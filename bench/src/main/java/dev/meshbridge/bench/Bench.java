@@ -285,11 +285,15 @@ final class Bench {
         JfrProfile recording = profile ? new JfrProfile(work.resolve(side.name + "-" + label + ".jfr")) : null;
         w.loadBefore = Machine.currentLoadAverage();
         long[] ticks = Machine.cpuTicks();
+        long[] gc = Machine.gc();
         ThreadCost before = ThreadCost.now();
         make.make();
         target.settle(LONG);
         ThreadCost after = ThreadCost.now();
         w.machineBusy = busy(ticks, Machine.cpuTicks());
+        long[] gcAfter = Machine.gc();
+        w.gcCount = gcAfter[0] - gc[0];
+        w.gcMillis = gcAfter[1] - gc[1];
         w.loadAfter = Machine.currentLoadAverage();
         if (recording != null) w.profile = recording.stop();
         w.changes = changes;

@@ -65,6 +65,17 @@ record Machine(
         }
     }
 
+    /** This JVM's garbage collections so far: {@code [count, milliseconds]} over every collector. */
+    static long[] gc() {
+        long count = 0;
+        long millis = 0;
+        for (var b : ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, b.getCollectionCount());
+            millis += Math.max(0, b.getCollectionTime());
+        }
+        return new long[] {count, millis};
+    }
+
     /** Clock ticks per second of {@code /proc/stat} (USER_HZ, 100 on Linux). */
     static final int TICKS_PER_SECOND = 100;
 

@@ -163,17 +163,20 @@ final class ResultsWriter {
         if (b.windows.isEmpty() && b.blocks.isEmpty()) return;
         line("## Interleaved windows");
         line();
-        line("Both sides hold the same catalog at once, each with its own fleet of " + fmt("%,d", r.load.streams())
-                + " streams (same subscriptions) connected; the harness sends the steady load to one side for "
-                + fmt("%.0f", r.load.pairSeconds()) + " s, then the same changes (same services, same order) to the "
-                + "other, and so on. Machine busy: the share of both cores busy in the window, every process counted "
-                + "(`/proc/stat`); bridge JVM: the cores this JVM used (the side under test, the harness and the idle "
-                + "other side); load JVM: the clients' CPU; load average: `/proc/loadavg` when the window began.");
+        line(
+                "Both sides hold the same catalog at once, each with its own fleet of " + fmt("%,d", r.load.streams())
+                        + " streams (same subscriptions) connected; the harness sends the steady load to one side for "
+                        + fmt("%.0f", r.load.pairSeconds())
+                        + " s, then the same changes (same services, same order) to the "
+                        + "other, and so on. Machine busy: the share of both cores busy in the window, every process counted "
+                        + "(`/proc/stat`); bridge JVM: the cores this JVM used (the side under test, the harness and the idle "
+                        + "other side); GC: this JVM's collections in the window and their time (GarbageCollectorMXBean); load JVM: the clients' CPU; load average: `/proc/loadavg` when the window began.");
         line();
         if (!b.windows.isEmpty()) {
-            line("| pair | side | machine busy | bridge JVM | load JVM CPU | load average | Delta to all p50 / p99 "
-                    + "| SotW to all p99 | probe to all p99 | ratio p99 (baseline / bridge) |");
-            line("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+            line(
+                    "| pair | side | machine busy | bridge JVM | GC | load JVM CPU | load average | Delta to all p50 / p99 "
+                            + "| SotW to all p99 | probe to all p99 | ratio p99 (baseline / bridge) |");
+            line("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
             for (int i = 0; i < Math.max(b.windows.size(), base.windows.size()); i++) {
                 for (Side side : new Side[] {b, base}) {
                     if (i >= side.windows.size()) continue;
@@ -186,6 +189,7 @@ final class ResultsWriter {
                     }
                     line("| " + (i + 1) + " | " + side.name + " | " + percent(w.machineBusy) + " | "
                             + fmt("%.2f cores", w.cores()) + " | "
+                            + fmt("%d, %d ms", w.gcCount, w.gcMillis) + " | "
                             + fmt("%.0f ms", num(w.report, "worldCpuMs")) + " | " + w.loadBefore + " | "
                             + fmt("%.0f / %.0f ms", num(w.report, "delta.toAll.p50"), num(w.report, "delta.toAll.p99"))
                             + " | " + fmt("%.0f ms", num(w.report, "sotw.toAll.p99")) + " | "

@@ -25,6 +25,11 @@ final class Side {
         /** The share of the whole machine (every core, every process) that was busy in the window, 0 to 1. */
         double machineBusy = -1;
 
+        /** This JVM's garbage collections in the window, and the time they took (G1: mostly concurrent work too). */
+        long gcCount;
+
+        long gcMillis;
+
         boolean measured() {
             return !report.isEmpty();
         }
@@ -38,6 +43,8 @@ final class Side {
         void add(Window w) {
             w.cost.forEach((g, c) -> cost.merge(g, c, ThreadCost.Cost::plus));
             processCpu += w.processCpu;
+            gcCount += w.gcCount;
+            gcMillis += w.gcMillis;
             wall += w.wall;
             changes += w.changes;
             if (profile == null) profile = w.profile;
