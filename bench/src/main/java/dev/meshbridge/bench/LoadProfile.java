@@ -78,7 +78,7 @@ record LoadProfile(
     static LoadProfile huge() {
         return new LoadProfile(
                 "huge", 100_000, 10, 1_000, 10_000, 50, 30, 20, 25, 10_000, 1_000, 20, 10, 100_000, 10, 20, false, 1000,
-                "6g", 3000, 5, 5);
+                "5g", 3000, 3, 3);
     }
 
     long endpoints() {
