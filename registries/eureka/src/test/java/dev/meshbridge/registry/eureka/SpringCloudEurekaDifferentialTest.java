@@ -214,11 +214,14 @@ class SpringCloudEurekaDifferentialTest {
             ip = same.getIPAddr();
             port = same.getPort();
         } else {
+            int tries = 0;
             do {
                 ip = "127.5." + random.nextInt(2) + "." + (1 + random.nextInt(6));
                 hostName = random.nextInt(3) == 0 ? Differential.pick(random, new ArrayList<>(NAMES.keySet())) : ip;
                 port = Differential.pick(random, PORTS);
-            } while (taken(app, hostName, port));
+            } while (taken(app, hostName, port) && ++tries < 500);
+            if (taken(app, hostName, port))
+                return; // every address this service can draw is taken: this round registers nothing
         }
         InstanceInfo.Builder b =
                 springCloudInstance(app, hostName, ip, port).setStatus(Differential.pick(random, STATUSES));
