@@ -86,15 +86,15 @@ final class ResultsWriter {
         line("| OS | " + m.os() + " |");
         line("| load average (1, 5, 15 min) at start | " + m.loadAverage() + " |");
         line("| load average at end | " + r.loadAverageEnd + " |");
-        line("| bridge JVM (also runs the baseline, one after the other) | `" + String.join(" ", m.jvmArgs()) + "` |");
+        line("| bridge JVM (also runs the baseline: both at once in the interleaved windows) | `" + String.join(" ", m.jvmArgs()) + "` |");
         line("| load JVM (clients, ZooKeeper, Dubbo) | `" + String.join(" ", r.worldJvmArgs) + "` |");
         line();
         line("What shares the " + m.cores() + " cores: the bridge JVM (aggregator, xDS and MCP threads, gRPC "
                 + "transport, GC, JIT) and the load JVM (every ADS client parsing and ACKing its responses, the "
                 + "istiod-like client, the ZooKeeper server and Dubbo's registry) run at the same time, plus whatever "
                 + "else the machine runs (see the load average: other builds may run in parallel). Latencies below are "
-                + "therefore an upper bound of what the bridge alone would show; the baseline ran under the same "
-                + "conditions, minutes apart. Change times cross the process boundary through `System.nanoTime()` "
+                + "therefore an upper bound of what the bridge alone would show; the steady-load latencies and the "
+                + "CPU of single changes were measured in alternating windows, each side in turn (see below). Change times cross the process boundary through `System.nanoTime()` "
                 + "(CLOCK_MONOTONIC, shared by both JVMs on Linux): at start, the load process's clock read between "
                 + "this process's readings before and after asking, " + fmt("%.3f ms", r.clockSkewNanos / 1e6)
                 + " apart.");
