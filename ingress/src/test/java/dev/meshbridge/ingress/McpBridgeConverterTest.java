@@ -96,8 +96,8 @@ class McpBridgeConverterTest {
                 .containsExactlyInAnyOrder(
                         "spec.registries[2].name: required field is missing",
                         "spec.registries[1].zkServicePath: unknown field; did you mean 'zkServicesPath'? (known here:"
-                                + " addresses, domain, emptyServiceGrace, emptyServicePolicy, hostNameRefresh, name,"
-                                + " nonIpAddress, port, servicePorts, syncTimeout, type, zkServicesPath)");
+                                + " addresses, domain, emptyServiceGrace, emptyServicePolicy, hostNameRefresh, limits,"
+                                + " name, nonIpAddress, port, servicePorts, syncTimeout, type, zkServicesPath)");
     }
 
     @Test

@@ -70,7 +70,6 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(McpServer.class);
     private static final int DEFAULT_DEBUG_LIMIT = 200;
-    private static final int MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 
     /** The one node role of the MCP server's clients. */
     private static final List<String> ROLES = List.of("istiod");
@@ -109,7 +108,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                         options.port(),
                         options.keepaliveTime(),
                         options.maxConnectionAge(),
-                        MAX_REQUEST_BYTES,
+                        options.limits(),
                         options.initialSyncTimeout(),
                         options.minPushInterval()),
                 McpKind.TYPES,

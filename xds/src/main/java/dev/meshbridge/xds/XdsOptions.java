@@ -28,6 +28,10 @@ import java.util.Set;
  *     lets the server answer as soon as every registry has synced or passed its own {@code syncTimeout}); 0 answers
  *     at once
  * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
+ * @param limits what the server grants its clients ({@code xds.limits:})
+ * @param sdsClients the clients that may receive SDS secrets (Ingress TLS keys), by address ({@code
+ *     xds.sds.allowedClients}); others are answered with no secrets. Until the server authenticates clients (mTLS),
+ *     the default is {@code loopback} only
  * @param sidecar the outbound listeners sidecars and egress proxies get
  */
 public record XdsOptions(
@@ -42,6 +46,8 @@ public record XdsOptions(
         int healthyPanicThreshold,
         Duration initialSyncTimeout,
         NodeRoles nodeRoles,
+        dev.meshbridge.ads.AdsLimits limits,
+        dev.meshbridge.ads.ClientNetworks sdsClients,
         SidecarOptions sidecar) {
 
     public static final int DEFAULT_PORT = 15010;
@@ -58,6 +64,8 @@ public record XdsOptions(
             0,
             Duration.ofSeconds(30),
             NodeRoles.DEFAULTS,
+            dev.meshbridge.ads.AdsLimits.DEFAULTS,
+            dev.meshbridge.ads.ClientNetworks.LOOPBACK,
             SidecarOptions.DEFAULTS);
 
     /**
@@ -105,6 +113,8 @@ public record XdsOptions(
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
         Objects.requireNonNull(nodeRoles, "nodeRoles");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(sdsClients, "sdsClients");
         Objects.requireNonNull(sidecar, "sidecar");
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
@@ -132,6 +142,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
+                limits,
+                sdsClients,
                 sidecar);
     }
 
@@ -148,6 +160,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
+                limits,
+                sdsClients,
                 sidecar);
     }
 
@@ -164,6 +178,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 timeout,
                 nodeRoles,
+                limits,
+                sdsClients,
                 sidecar);
     }
 
@@ -180,6 +196,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 roles,
+                limits,
+                sdsClients,
                 sidecar);
     }
 
@@ -196,6 +214,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
+                limits,
+                sdsClients,
                 sidecar);
     }
 
@@ -224,6 +244,8 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
+                dev.meshbridge.ads.AdsLimits.DEFAULTS,
+                dev.meshbridge.ads.ClientNetworks.LOOPBACK,
                 SidecarOptions.DEFAULTS);
     }
 
@@ -240,6 +262,44 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
+                limits,
+                sdsClients,
+                sidecar);
+    }
+
+    public XdsOptions withLimits(dev.meshbridge.ads.AdsLimits limits) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                sdsClients,
+                sidecar);
+    }
+
+    public XdsOptions withSdsClients(dev.meshbridge.ads.ClientNetworks clients) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                clients,
                 sidecar);
     }
 
@@ -306,6 +366,16 @@ public record XdsOptions(
             hold = DEFAULTS.initialSyncTimeout();
         }
         NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
+        dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.parse(section.section("limits"));
+        dev.meshbridge.ads.ClientNetworks sds = dev.meshbridge.ads.ClientNetworks.LOOPBACK;
+        ConfigNode sdsSection = section.section("sds");
+        if (sdsSection.has("allowedClients")) {
+            try {
+                sds = dev.meshbridge.ads.ClientNetworks.parse(sdsSection.strings("allowedClients"));
+            } catch (IllegalArgumentException e) {
+                sdsSection.problem("allowedClients", e.getMessage());
+            }
+        }
         SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
         return new XdsOptions(
                 bind,
@@ -319,6 +389,8 @@ public record XdsOptions(
                 panic,
                 hold,
                 roles,
+                limits,
+                sds,
                 sidecar);
     }
 }

@@ -45,8 +45,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class XdsServer implements SnapshotListener, AutoCloseable {
 
-    private static final int MAX_REQUEST_BYTES = 64 * 1024 * 1024;
-
     private final XdsOptions options;
     private final AdsServer ads;
     private final XdsCore core;
@@ -65,12 +63,14 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                         options.port(),
                         options.keepaliveTime(),
                         options.maxConnectionAge(),
-                        MAX_REQUEST_BYTES,
+                        options.limits(),
                         options.initialSyncTimeout(),
                         Duration.ZERO),
                 XdsType.TYPES,
                 registry);
         ads.engine().roles(options.nodeRoles()::role, NodeRoles.NAMES);
+        // Ingress TLS private keys go only to the clients allowed to have them (until clients are authenticated)
+        ads.engine().restrict(XdsType.SECRET.resourceType(), options.sdsClients()::contains);
         this.core = new XdsCore(
                 translator,
                 options.ingress().enabled() ? new EnvoyIngressTranslator(translator, options.ingress()) : null,

@@ -77,15 +77,7 @@ public record BridgeConfig(
     /** This configuration with another admin port (the command line's {@code --admin-port}). */
     public BridgeConfig withAdminPort(int port) {
         return new BridgeConfig(
-                registries,
-                aggregator,
-                xds,
-                mcp,
-                ingress,
-                new AdminOptions(admin.enabled(), admin.address(), port),
-                reload,
-                data,
-                shutdown);
+                registries, aggregator, xds, mcp, ingress, admin.withPort(port), reload, data, shutdown);
     }
 
     /** This configuration with another xDS port (the command line's {@code --xds-port}). */

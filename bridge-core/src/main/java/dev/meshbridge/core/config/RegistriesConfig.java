@@ -109,6 +109,7 @@ public final class RegistriesConfig {
             }
         });
         HostNamePolicy hostNames = HostNamePolicy.parse(entry);
+        RegistryLimits limits = RegistryLimits.parse(entry.section("limits"));
         if (provider == null || name == null) {
             entry.accept(entry.keys().toArray(String[]::new)); // unknown type: its options cannot be checked
             return null;
@@ -126,6 +127,7 @@ public final class RegistriesConfig {
                 syncTimeout,
                 servicePorts,
                 options,
-                hostNames);
+                hostNames,
+                limits);
     }
 }

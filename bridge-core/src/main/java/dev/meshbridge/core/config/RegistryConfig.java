@@ -22,6 +22,7 @@ import java.util.TreeMap;
  * @param options the type's own options, as its provider parsed them
  * @param hostNames what the watcher does with instances registered under a host name ({@code nonIpAddress}, {@code
  *     hostNameRefresh})
+ * @param limits how much the registry may put into the catalog ({@code limits:})
  */
 public record RegistryConfig(
         String type,
@@ -31,7 +32,8 @@ public record RegistryConfig(
         Duration syncTimeout,
         SortedMap<String, Integer> servicePorts,
         Object options,
-        HostNamePolicy hostNames) {
+        HostNamePolicy hostNames,
+        RegistryLimits limits) {
 
     public RegistryConfig {
         Objects.requireNonNull(type, "type");
@@ -42,6 +44,29 @@ public record RegistryConfig(
         servicePorts = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(servicePorts));
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(hostNames, "hostNames");
+        Objects.requireNonNull(limits, "limits");
+    }
+
+    /** An entry with the default limits. */
+    public RegistryConfig(
+            String type,
+            String name,
+            List<String> addresses,
+            EmptyServicePolicy emptyService,
+            Duration syncTimeout,
+            SortedMap<String, Integer> servicePorts,
+            Object options,
+            HostNamePolicy hostNames) {
+        this(
+                type,
+                name,
+                addresses,
+                emptyService,
+                syncTimeout,
+                servicePorts,
+                options,
+                hostNames,
+                RegistryLimits.DEFAULTS);
     }
 
     /** An entry with the default host-name policy (resolve, refreshed every 30 s). */
@@ -58,7 +83,8 @@ public record RegistryConfig(
 
     /** The same entry with another host-name policy. */
     public RegistryConfig withHostNames(HostNamePolicy policy) {
-        return new RegistryConfig(type, name, addresses, emptyService, syncTimeout, servicePorts, options, policy);
+        return new RegistryConfig(
+                type, name, addresses, emptyService, syncTimeout, servicePorts, options, policy, limits);
     }
 
     /** The type's options, cast to the provider's options type. */

@@ -45,7 +45,13 @@ public final class WatcherKit implements AutoCloseable {
             this.resolver = null;
         }
         this.publisher = new ShardPublisher(
-                config.name(), context.events(), context.status(), policy, resolver, lifecycle::isStarted);
+                config.name(),
+                context.events(),
+                context.status(),
+                policy,
+                resolver,
+                lifecycle::isStarted,
+                config.limits());
     }
 
     public void start() {

@@ -78,6 +78,10 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     private int inFlight;
     private int pending;
     private boolean syncing;
+    /** The first path ZooKeeper denied in this sync (wrong credentials or ACL), or null. */
+    private String denied;
+
+    private final Backoff deniedBackoff = new Backoff(RETRY_MIN, RETRY_MAX);
     private boolean connected;
     private boolean flushQueued;
     private boolean expiryScheduled;
@@ -187,6 +191,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     private void startSync() {
         newEpoch();
         syncing = true;
+        denied = null;
         syncStartedNanos = kit.ticker().nanoTime();
         log.info("registry={} full sync of {} started", config.name(), options.servicesPaths());
         for (String root : options.servicesPaths()) addWatch(root, true);
@@ -218,11 +223,32 @@ public final class ZookeeperWatcher implements RegistryWatcher {
             Backoff b = rootBackoff.get(root);
             if (b != null) b.reset();
             submit(ZnodeRead.listRoot(root));
+        } else if (isDenied(code)) {
+            denied(root, code);
         } else if (!isConnectionProblem(code)) {
             status.error("cannot watch " + root, KeeperException.create(code, root));
             retryWatch(root);
         }
         afterResult();
+    }
+
+    private static boolean isDenied(KeeperException.Code code) {
+        return code == KeeperException.Code.NOAUTH || code == KeeperException.Code.AUTHFAILED;
+    }
+
+    /**
+     * ZooKeeper refused to show a path (a wrong digest password, or an ACL that does not name the user): the registry
+     * is DOWN, not up, and the sync does not finish (a sync that read nothing would tell the catalog the registry has
+     * no services); it is tried again with a backoff.
+     */
+    private void denied(String path, KeeperException.Code code) {
+        status.error("ZooKeeper denied access to " + path, KeeperException.create(code, path));
+        if (denied == null) {
+            denied = path;
+            status.disconnected("ZooKeeper denied access to " + path + " ("
+                    + KeeperException.create(code, path).getMessage()
+                    + "): check username and password (digest) and the znodes' ACL; keeping the last known state");
+        }
     }
 
     private void retryWatch(String root) {
@@ -287,6 +313,8 @@ public final class ZookeeperWatcher implements RegistryWatcher {
             apply(read, true, event.getChildren(), event.getData());
         } else if (code == KeeperException.Code.NONODE) {
             apply(read, false, List.of(), null);
+        } else if (isDenied(code)) {
+            denied(read.path(), code);
         } else if (!isConnectionProblem(code)) {
             status.error(
                     "cannot read " + read.path() + "; keeping what was known and trying again at the next sync",
@@ -328,7 +356,16 @@ public final class ZookeeperWatcher implements RegistryWatcher {
             kit.loop().schedule(options.reregistrationWindow(), this::expireDepartures);
         }
         if (syncing) {
-            if (pending == 0) finishSync();
+            if (pending == 0 && denied != null) {
+                syncing = false;
+                Duration delay = deniedBackoff.next();
+                kit.loop().schedule(delay, () -> {
+                    if (connected && kit.open()) startSync();
+                });
+            } else if (pending == 0) {
+                deniedBackoff.reset();
+                finishSync();
+            }
         } else if (catalog.hasChanges() && !flushQueued) {
             flushQueued = true;
             enqueue(this::flush);
