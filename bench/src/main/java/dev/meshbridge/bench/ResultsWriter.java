@@ -86,7 +86,8 @@ final class ResultsWriter {
         line("| OS | " + m.os() + " |");
         line("| load average (1, 5, 15 min) at start | " + m.loadAverage() + " |");
         line("| load average at end | " + r.loadAverageEnd + " |");
-        line("| bridge JVM (also runs the baseline: both at once in the interleaved windows) | `" + String.join(" ", m.jvmArgs()) + "` |");
+        line("| bridge JVM (also runs the baseline: both at once in the interleaved windows) | `"
+                + String.join(" ", m.jvmArgs()) + "` |");
         line("| load JVM (clients, ZooKeeper, Dubbo) | `" + String.join(" ", r.worldJvmArgs) + "` |");
         line();
         line("What shares the " + m.cores() + " cores: the bridge JVM (aggregator, xDS and MCP threads, gRPC "
