@@ -125,11 +125,17 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
 
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
+        handedSequence.accumulateAndGet(snapshot.sequence(), Math::max);
         ads.execute(() -> {
-            ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot));
+            boolean later = handedSequence.get() > snapshot.sequence();
+            ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot, later));
             servedSequence = snapshot.sequence();
         });
     }
+
+    /** The sequence of the last snapshot handed to this server (applied or waiting on the serving thread). */
+    private final java.util.concurrent.atomic.AtomicLong handedSequence =
+            new java.util.concurrent.atomic.AtomicLong(-1);
 
     /** The sequence of the last snapshot applied (the next pushes carry it); -1 before the first. */
     public long servedSequence() {
