@@ -73,7 +73,7 @@ public record AdsClientView(
         static TypeStatus of(TypeState ts) {
             List<String> sample = new ArrayList<>();
             for (int id = ts.names.nextSetBit(0); id >= 0 && sample.size() < 10; id = ts.names.nextSetBit(id + 1)) {
-                sample.add(ts.index.name(id));
+                sample.add(Printable.cut(ts.index.name(id), 1024));
             }
             TypeState.Nack n = ts.lastNack;
             return new TypeStatus(

@@ -81,6 +81,11 @@ public final class AdsEngine {
     private final Clock clock;
     private final ScheduledExecutorService executor;
     private final long paceMillis;
+    private final AdsLimits limits;
+    /** Lines per minute for each kind of event a client causes (unknown types, NACKs, limits, stream ends). */
+    private final LogBudget logBudget = LogBudget.perMinute(20);
+
+    private java.util.function.BiPredicate<ResourceType, AdsStream> access = (type, st) -> true;
     private final List<AdsStream> streams = new ArrayList<>();
     private final List<AdsStream> dirty = new ArrayList<>();
     private final Runnable flushTask = this::flushDirty;
@@ -102,8 +107,10 @@ public final class AdsEngine {
             AdsMetrics metrics,
             Clock clock,
             ScheduledExecutorService executor,
-            Duration minPushInterval) {
+            Duration minPushInterval,
+            AdsLimits limits) {
         this.server = Objects.requireNonNull(server, "server");
+        this.limits = Objects.requireNonNull(limits, "limits");
         this.types = Objects.requireNonNull(types, "types");
         this.metrics = metrics;
         this.clock = clock;
@@ -128,7 +135,8 @@ public final class AdsEngine {
                 new AdsMetrics("detached", types, registry),
                 Clock.systemUTC(),
                 unused,
-                Duration.ZERO);
+                Duration.ZERO,
+                AdsLimits.DEFAULTS);
     }
 
     /** Sets how nodes get their role, and the names of the roles for the debug page (serving thread or before start). */
@@ -140,6 +148,114 @@ public final class AdsEngine {
 
     public ResourceTypes types() {
         return types;
+    }
+
+    /**
+     * Restricts a type to some clients (serving thread or before start): a stream that {@code allowed} refuses is
+     * answered as if the server did not serve the type (no resources), and the refusal is logged and counted under
+     * {@code limits{limit=<limitName>}}. The xDS server uses it to give SDS secrets only to allowed clients.
+     */
+    public void restrict(ResourceType type, java.util.function.Predicate<java.net.InetAddress> allowed) {
+        Objects.requireNonNull(allowed, "allowed");
+        java.util.function.BiPredicate<ResourceType, AdsStream> before = access;
+        access = (t, st) ->
+                before.test(t, st) && (t != type || (st.peerAddress != null && allowed.test(st.peerAddress)));
+    }
+
+    AdsLimits limits() {
+        return limits;
+    }
+
+    /**
+     * Forgets the resource names nothing refers to any more (see {@link TypeIndex}); the serving thread calls it after
+     * each task.
+     */
+    void reclaim() {
+        int pairs = 0;
+        for (TypeIndex idx : indexes) {
+            idx.reclaim();
+            pairs += idx.subscribers.namedCount();
+        }
+        unknownIndex.reclaim();
+        pairs += unknownIndex.subscribers.namedCount();
+        metrics.subscribedNames.set(pairs);
+    }
+
+    /** How many names have an id in every index now (tests: the subscriptions clients ever made do not pile up). */
+    int liveNames() {
+        int n = unknownIndex.liveNames();
+        for (TypeIndex idx : indexes) n += idx.liveNames();
+        return n;
+    }
+
+    private int subscribedPairs() {
+        int pairs = unknownIndex.subscribers.namedCount();
+        for (TypeIndex idx : indexes) pairs += idx.subscribers.namedCount();
+        return pairs;
+    }
+
+    /** Writes a line of a kind of client-caused event if the budget allows (see {@link LogBudget}). */
+    private void limited(String kind, AdsStream st, boolean warn, String format, Object... args) {
+        if (warn ? !log.isWarnEnabled() : !log.isInfoEnabled()) return;
+        long dropped = logBudget.take(kind, LogBudget.host(st.peer));
+        if (dropped < 0) return;
+        String f = format + LogBudget.dropped(dropped);
+        if (warn) log.warn(f, args);
+        else log.info(f, args);
+    }
+
+    /**
+     * Ends a stream that passed a limit: {@code RESOURCE_EXHAUSTED} naming the limit, counted and logged
+     * (rate-limited).
+     */
+    void refuse(AdsStream st, String limit, long value, String detail) {
+        metrics.limitHit(limit);
+        limited(
+                "limit",
+                st,
+                true,
+                "{} {} reached {}={} ({}); the stream is ended with RESOURCE_EXHAUSTED",
+                server,
+                st.describe(),
+                limit,
+                value,
+                detail);
+        unregister(st, null, true);
+        try {
+            st.fail(Status.RESOURCE_EXHAUSTED.withDescription(
+                    limit + "=" + value + " reached: " + detail + " (" + server + ".limits." + limit + ")"));
+        } catch (RuntimeException ignored) {
+            // already cancelled by the client
+        }
+    }
+
+    /** Whether a request may name {@code adding} more resources on this subscription, which now names {@code has}. */
+    private boolean namesAllowed(AdsStream st, int has, int total, int adding) {
+        if (total > limits.maxNamesPerSubscription()) {
+            refuse(
+                    st,
+                    "maxNamesPerSubscription",
+                    limits.maxNamesPerSubscription(),
+                    "a subscription of " + total + " names");
+            return false;
+        }
+        if (st.named - has + total > limits.maxNamesPerStream()) {
+            refuse(
+                    st,
+                    "maxNamesPerStream",
+                    limits.maxNamesPerStream(),
+                    (st.named - has + total) + " names over the stream's types");
+            return false;
+        }
+        if (adding > 0 && subscribedPairs() + adding > limits.maxSubscribedNames()) {
+            refuse(
+                    st,
+                    "maxSubscribedNames",
+                    limits.maxSubscribedNames(),
+                    "the server holds " + subscribedPairs() + " subscribed names");
+            return false;
+        }
+        return true;
     }
 
     /** Runs a task on the serving thread, after what is queued already. */
@@ -296,8 +412,13 @@ public final class AdsEngine {
     }
 
     void unregister(AdsStream st, Throwable error) {
+        unregister(st, error, false);
+    }
+
+    private void unregister(AdsStream st, Throwable error, boolean quiet) {
         if (!streams.remove(st)) return;
         st.closed = true;
+        if (st.onClose != null) st.onClose.run();
         if (st.blocked) {
             st.blocked = false;
             blocked--;
@@ -305,10 +426,11 @@ public final class AdsEngine {
         st.forEachState(TypeState::unsubscribeAll);
         st.forEachState(ts -> ts.owed.releaseAll(propagation));
         metrics.streamClosed(st);
+        if (quiet) return;
         if (error == null) {
-            log.info("{} {} closed by the client", server, st.describe());
+            limited("stream-end", st, false, "{} {} closed by the client", server, st.describe());
         } else {
-            log.info("{} {} ended: {}", server, st.describe(), Status.fromThrowable(error));
+            limited("stream-end", st, false, "{} {} ended: {}", server, st.describe(), Status.fromThrowable(error));
         }
     }
 
@@ -346,6 +468,8 @@ public final class AdsEngine {
         if (!first && namesHash == ts.namesHash) return;
         ts.namesHash = namesHash;
         List<String> names = req.getResourceNamesList();
+        int has = ts.names.cardinality();
+        if (!namesAllowed(st, has, names.size(), names.size() - has)) return;
         boolean star = names.contains("*");
         boolean wildcard = star || (names.isEmpty() && (first || ts.legacyWildcard));
         TypeIndex idx = ts.index;
@@ -364,7 +488,12 @@ public final class AdsEngine {
                 // a reconnecting client that already holds exactly this view: nothing to resend
                 ts.viewSum = current;
                 ts.resumed(version, now);
-                log.debug("{} {} type={} resumes at version={}", server, st.describe(), ts.typeUrl, version);
+                log.debug(
+                        "{} {} type={} resumes at version={}",
+                        server,
+                        st.describe(),
+                        Printable.of(ts.typeUrl),
+                        version);
                 return;
             }
             forEachSubscribed(ts, id -> ts.added(id, TypeIndex.ABSENT));
@@ -392,11 +521,21 @@ public final class AdsEngine {
                 now);
         if (ts == null) return;
         boolean first = !ts.requested;
-        ts.requested = true;
         TypeIndex idx = ts.index;
         Map<String, String> initial = first ? req.getInitialResourceVersionsMap() : Map.of();
         List<String> subscribe = req.getResourceNamesSubscribeList();
         List<String> unsubscribe = req.getResourceNamesUnsubscribeList();
+        int has = ts.names.cardinality();
+        if (initial.size() > limits.maxNamesPerSubscription()) {
+            refuse(
+                    st,
+                    "maxNamesPerSubscription",
+                    limits.maxNamesPerSubscription(),
+                    "initial_resource_versions of " + initial.size() + " names");
+            return;
+        }
+        if (!namesAllowed(st, has, has + subscribe.size(), subscribe.size())) return;
+        ts.requested = true;
         boolean wildcard = ts.wildcard;
         if (first && subscribe.isEmpty()) wildcard = true;
         if (subscribe.contains("*")) wildcard = true;
@@ -496,10 +635,14 @@ public final class AdsEngine {
         if (typeUrl.isEmpty() && st.fixedType != null) typeUrl = st.fixedType.typeUrl();
         int u = types.urlOrdinal(typeUrl);
         if (u >= 0 && (st.fixedType == null || types.typeOfUrl(u) == st.fixedType)) {
+            if (!access.test(types.typeOfUrl(u), st)) return refusedType(st, typeUrl);
             return st.stateOrCreate(u, index(types.typeOfUrl(u)), typeUrl);
         }
         if (st.fixedType != null) {
-            log.warn(
+            limited(
+                    "wrong-type",
+                    st,
+                    true,
                     "{} {} asked for type={} on the {} service; closing it",
                     server,
                     st.describe(),
@@ -512,20 +655,45 @@ public final class AdsEngine {
         }
         TypeState ts = st.unknown.get(typeUrl);
         if (ts != null) return ts;
-        if (typeUrl.isEmpty() || st.unknown.size() >= AdsStream.MAX_UNKNOWN_TYPES) {
-            log.warn(
-                    "{} {} sent a request for type={} that cannot be answered (empty, or more than {} types the"
-                            + " server does not serve); ignored",
-                    server,
-                    st.describe(),
-                    Printable.of(typeUrl),
-                    AdsStream.MAX_UNKNOWN_TYPES);
+        if (typeUrl.isEmpty()) {
+            limited("unknown-type", st, true, "{} {} sent a request with no type; ignored", server, st.describe());
+            return null;
+        }
+        if (st.unknown.size() >= limits.maxUnknownTypesPerStream()) {
+            refuse(
+                    st,
+                    "maxUnknownTypesPerStream",
+                    limits.maxUnknownTypesPerStream(),
+                    "asked for type=" + Printable.of(typeUrl) + " after " + st.unknown.size()
+                            + " types the server does not serve");
             return null;
         }
         ts = new TypeState(unknownIndex, st, typeUrl, true);
         st.unknown.put(typeUrl, ts);
-        log.info(
+        limited(
+                "unknown-type",
+                st,
+                false,
                 "{} {} asked for type={}, which this server does not serve; answered with no resources",
+                server,
+                st.describe(),
+                Printable.of(typeUrl));
+        return ts;
+    }
+
+    /** A type the client may not have ({@link #restrict}): answered as one the server does not serve. */
+    private TypeState refusedType(AdsStream st, String typeUrl) {
+        TypeState ts = st.unknown.get(typeUrl);
+        if (ts != null) return ts;
+        ts = new TypeState(unknownIndex, st, typeUrl, true);
+        st.unknown.put(typeUrl, ts);
+        metrics.limitHit(
+                "restricted:" + types.typeOfUrl(types.urlOrdinal(typeUrl)).name());
+        limited(
+                "restricted",
+                st,
+                true,
+                "{} {} asked for type={}, which this client is not allowed; answered with no resources",
                 server,
                 st.describe(),
                 Printable.of(typeUrl));
@@ -538,15 +706,23 @@ public final class AdsEngine {
         ts.owed.nacked(propagation, nonce);
         metrics.nack(ts);
         if (repeated) {
-            log.debug("{} NACK again node={} type={} version={}", server, st.describe(), ts.typeUrl, rejected);
+            log.debug(
+                    "{} NACK again node={} type={} version={}",
+                    server,
+                    st.describe(),
+                    Printable.of(ts.typeUrl),
+                    rejected);
         } else {
-            log.warn(
+            limited(
+                    "nack",
+                    st,
+                    true,
                     "{} NACK {} cluster={} type={} version={} nonce={} error={}; the client keeps its last accepted"
                             + " state, the rejected version is not sent again",
                     server,
                     st.describe(),
                     Printable.of(st.nodeCluster),
-                    ts.typeUrl,
+                    Printable.of(ts.typeUrl),
                     rejected,
                     nonce,
                     Printable.of(message));
@@ -748,7 +924,7 @@ public final class AdsEngine {
             if (removals == 0) {
                 // only entries the client already holds: nothing to send
                 ts.pending.forEach(ts::sent);
-                ts.pending.clear();
+                ts.clearPending();
             }
             return true; // removals go out in the second pass
         }
@@ -803,7 +979,7 @@ public final class AdsEngine {
         for (int i = 0; i < done.size; i++) {
             int id = done.values[i];
             ts.sent(id, ts.pending.get(id, TypeIndex.ABSENT));
-            ts.pending.remove(id);
+            ts.unpend(id);
         }
         done.clear();
     }
@@ -822,7 +998,7 @@ public final class AdsEngine {
                     b.addResources(idx.get(id).any());
                 ts.sent(id, was);
             });
-            ts.pending.clear();
+            ts.clearPending();
             if (full) {
                 forEachSubscribed(ts, id -> {
                     Resource r = idx.get(id);
@@ -844,7 +1020,7 @@ public final class AdsEngine {
                 }
                 ts.sent(id, was);
             });
-            ts.pending.clear();
+            ts.clearPending();
             if (b.getResourcesCount() == 0 && b.getRemovedResourcesCount() == 0 && !ts.respond) return true;
             sendDelta(st, ts, b);
         }
@@ -886,7 +1062,7 @@ public final class AdsEngine {
                     server,
                     st.describe(),
                     st.mode.tag(),
-                    ts.typeUrl,
+                    Printable.of(ts.typeUrl),
                     version,
                     nonce,
                     resources,
@@ -897,10 +1073,17 @@ public final class AdsEngine {
 
     // ------------------------------------------------------------------ debug
 
-    /** Every connected client, optionally only those whose node id contains {@code nodeFilter} (serving thread). */
+    /** The most clients a debug page lists (narrow it with a node filter). */
+    public static final int MAX_DEBUG_CLIENTS = 1_000;
+
+    /**
+     * The connected clients, optionally only those whose node id contains {@code nodeFilter}, at most {@link
+     * #MAX_DEBUG_CLIENTS} of them, in the order they connected (serving thread).
+     */
     public List<AdsClientView> clients(String nodeFilter, String typeFilter) {
         List<AdsClientView> out = new ArrayList<>();
         for (AdsStream st : streams) {
+            if (out.size() >= MAX_DEBUG_CLIENTS) break;
             if (!nodeFilter.isEmpty() && !st.nodeId.contains(nodeFilter)) continue;
             Map<String, AdsClientView.TypeStatus> byType = new LinkedHashMap<>();
             st.forEachState(ts -> {
@@ -919,7 +1102,9 @@ public final class AdsEngine {
                         st.node.getMetadata().getFieldsMap().entrySet()) {
                     if (meta.size() >= 20) break;
                     if (f.getValue().hasStringValue())
-                        meta.put(f.getKey(), f.getValue().getStringValue());
+                        meta.put(
+                                Printable.cut(f.getKey(), 256),
+                                Printable.cut(f.getValue().getStringValue(), 256));
                 }
             }
             out.add(new AdsClientView(

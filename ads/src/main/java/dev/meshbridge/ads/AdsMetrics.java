@@ -26,7 +26,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       for {@link AdsServer#STALE_AFTER} or more; {@code resources} (gauge; tag {@code type}): resources served;
  *   <li>{@code holding} (gauge): 1 while first answers are held for the registries' first sync, 0 after;
  *   <li>{@code event.to.ack} (timer with histogram buckets): from a registry event to the ACK of the last client
- *       subscribed to what it changed.
+ *       subscribed to what it changed;
+ *   <li>{@code limits} (counter; tag {@code limit}): times a client reached one of {@link AdsLimits} (the tag is the
+ *       limit's config key, e.g. {@code maxNamesPerSubscription}); {@code connections} (gauge): open connections;
+ *       {@code subscribed.names} (gauge): (stream, name) subscriptions held.
  * </ul>
  */
 final class AdsMetrics {
@@ -61,10 +64,18 @@ final class AdsMetrics {
     private final Counter paced;
     private final Timer eventToAck;
     private final ResourceTypes types;
+    private final MeterRegistry registry;
+    private final String prefix;
+    private final java.util.concurrent.ConcurrentHashMap<String, Counter> limits =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    final AtomicInteger connections = new AtomicInteger();
+    final AtomicInteger subscribedNames = new AtomicInteger();
 
     AdsMetrics(String server, ResourceTypes types, MeterRegistry registry) {
         this.types = types;
+        this.registry = registry;
         String p = "meshbridge." + server + ".";
+        this.prefix = p;
         int n = types.size() + 1; // the last slot counts type URLs the server does not serve
         pushes = new Counter[n][2];
         bytes = new Counter[n][2];
@@ -136,6 +147,23 @@ final class AdsMetrics {
         Gauge.builder(p + "holding", holding, AtomicInteger::get)
                 .description("1 while first answers are held until the registries' first sync")
                 .register(registry);
+        Gauge.builder(p + "connections", connections, AtomicInteger::get)
+                .description("open client connections")
+                .register(registry);
+        Gauge.builder(p + "subscribed.names", subscribedNames, AtomicInteger::get)
+                .description("(stream, resource name) subscriptions held")
+                .register(registry);
+    }
+
+    /** A client reached a limit; {@code limit} is one of {@link AdsLimits}' config keys (a fixed, small set). */
+    void limitHit(String limit) {
+        limits.computeIfAbsent(
+                        limit,
+                        l -> Counter.builder(prefix + "limits")
+                                .description("times a client reached a limit of the server")
+                                .tag("limit", l)
+                                .register(registry))
+                .increment();
     }
 
     private int slot(TypeState ts) {

@@ -12,7 +12,7 @@ import java.util.Objects;
  * @param port the port; 0 picks a free one
  * @param keepaliveTime how often the server pings an idle client connection to find dead peers (0 turns it off)
  * @param maxConnectionAge after this long a client connection is asked to reconnect (0 never)
- * @param maxInboundMessageSize the largest request accepted, in bytes
+ * @param limits what the server grants its clients (connections, streams, names, request rate, message size)
  * @param initialSyncTimeout how long first answers are held when {@link AdsServer#markReady} is not called (0 answers
  *     at once)
  * @param minPushInterval the least time between two pushes of changes to one stream (0 pushes every change at once)
@@ -23,7 +23,7 @@ public record AdsOptions(
         int port,
         Duration keepaliveTime,
         Duration maxConnectionAge,
-        int maxInboundMessageSize,
+        AdsLimits limits,
         Duration initialSyncTimeout,
         Duration minPushInterval) {
 
@@ -41,6 +41,11 @@ public record AdsOptions(
                 || minPushInterval.isNegative()) {
             throw new IllegalArgumentException("durations must not be negative");
         }
-        if (maxInboundMessageSize <= 0) throw new IllegalArgumentException("maxInboundMessageSize must be positive");
+        Objects.requireNonNull(limits, "limits");
+    }
+
+    /** The largest request accepted, in bytes. */
+    public int maxInboundMessageSize() {
+        return limits.maxInboundMessageSize();
     }
 }

@@ -62,6 +62,7 @@ public final class AdsServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(AdsServer.class);
     private static final Context.Key<String> PEER = Context.key("meshbridge.ads.peer");
+    private static final Context.Key<java.net.InetAddress> PEER_ADDRESS = Context.key("meshbridge.ads.peerAddress");
 
     /** A stream whose response has not been acknowledged for this long counts as stale ({@code streams.stale}). */
     public static final Duration STALE_AFTER = Duration.ofSeconds(30);
@@ -80,8 +81,19 @@ public final class AdsServer implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.LATENT);
     private final AtomicLong streamIds = new AtomicLong();
     private final List<BindableService> services = new ArrayList<>();
+    /** Open streams per client connection (its remote address and port). */
+    private final java.util.concurrent.ConcurrentHashMap<String, Integer> streamsByConnection =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final AdsMetrics metrics;
+    private final LogBudget logBudget = LogBudget.perMinute(20);
     private volatile Server server;
+    private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup boss;
+    private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup workers;
     private volatile int boundPort = -1;
+    private TlsOptions tlsOptions = TlsOptions.DISABLED;
+    private volatile ServerTls tls;
+    private final MeterRegistry meterRegistry;
 
     public AdsServer(AdsOptions options, ResourceTypes types, MeterRegistry registry) {
         this(options, types, registry, Clock.systemUTC());
@@ -91,6 +103,7 @@ public final class AdsServer implements AutoCloseable {
     public AdsServer(AdsOptions options, ResourceTypes types, MeterRegistry registry, Clock clock) {
         this.options = Objects.requireNonNull(options, "options");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.meterRegistry = registry;
         String threadName = "meshbridge-" + options.server();
         this.executor = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadName);
@@ -99,13 +112,15 @@ public final class AdsServer implements AutoCloseable {
         });
         executor.setRemoveOnCancelPolicy(true);
         executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.metrics = new AdsMetrics(options.server(), types, registry);
         this.engine = new AdsEngine(
                 options.server(),
                 types,
-                new AdsMetrics(options.server(), types, registry),
+                metrics,
                 clock,
                 new GuardedExecutor(),
-                options.minPushInterval());
+                options.minPushInterval(),
+                options.limits());
     }
 
     public AdsOptions options() {
@@ -124,10 +139,47 @@ public final class AdsServer implements AutoCloseable {
         return this;
     }
 
+    /** Serves TLS (and authorizes clients by certificate) as {@code tls} says; before {@link #start()}. */
+    public AdsServer tls(TlsOptions tls) {
+        if (state.get() != State.LATENT) throw new IllegalStateException("TLS is set before start");
+        this.tlsOptions = Objects.requireNonNull(tls, "tls");
+        return this;
+    }
+
+    /** The {@code tls} part of the debug page: mode, certificate, refused clients. */
+    public ServerTls.View tlsView() {
+        ServerTls t = tls;
+        return t == null ? ServerTls.View.plaintext() : t.view();
+    }
+
+    /** The server's TLS, null when it speaks plaintext (tests reload its files with {@code checkFiles()}). */
+    public ServerTls serverTls() {
+        return tls;
+    }
+
     /** Binds and starts serving. */
     public AdsServer start() throws IOException {
         if (!state.compareAndSet(State.LATENT, State.STARTED)) {
             throw new IllegalStateException("the " + options.server() + " server can be started once");
+        }
+        if (tlsOptions.enabled()) {
+            try {
+                tls = new ServerTls(options.server(), tlsOptions, meterRegistry, clock);
+            } catch (IOException | java.security.GeneralSecurityException | RuntimeException e) {
+                state.set(State.CLOSED);
+                executor.shutdownNow();
+                throw new IOException(
+                        displayName() + " server cannot use its TLS files (" + options.server() + ".tls): "
+                                + e.getMessage(),
+                        e);
+            }
+        } else if (!isLoopback(options.bindAddress())) {
+            log.warn(
+                    "{} server serves plaintext on {} (not loopback): any process that reaches this port reads the"
+                            + " whole catalog; set {}.tls, or bind 127.0.0.1 behind a sidecar",
+                    displayName(),
+                    options.bindAddress(),
+                    options.server());
         }
         Server s = buildServer();
         try {
@@ -135,6 +187,7 @@ public final class AdsServer implements AutoCloseable {
         } catch (IOException e) {
             state.set(State.CLOSED);
             executor.shutdownNow();
+            shutdownEventLoops();
             throw new IOException(
                     displayName() + " server cannot listen on " + options.bindAddress() + ":" + options.port()
                             + " (" + options.server() + ".bindAddress, " + options.server() + ".port): "
@@ -143,6 +196,7 @@ public final class AdsServer implements AutoCloseable {
         }
         server = s;
         boundPort = boundPort(s);
+        if (tls != null) tls.startReloading(executor);
         executor.scheduleWithFixedDelay(
                 () -> guarded(() -> engine.refreshStale(clock.instant().minus(STALE_AFTER))), 5, 5, TimeUnit.SECONDS);
         if (options.initialSyncTimeout().isZero()) {
@@ -161,17 +215,31 @@ public final class AdsServer implements AutoCloseable {
         return options.server().equals("xds") ? "xDS" : options.server().toUpperCase(java.util.Locale.ROOT);
     }
 
-    /** The gRPC server with every transport option: the one place later limits (TLS, connections) go. */
+    /** The gRPC server with every transport option: the one place limits (connections, TLS) go. */
     private Server buildServer() {
+        AdsLimits limits = options.limits();
+        String name = "meshbridge-" + options.server();
+        boss = new io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup(1, daemonThreads(name + "-accept"));
+        workers = new io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup(0, daemonThreads(name + "-io"));
         NettyServerBuilder b = NettyServerBuilder.forAddress(
                         new InetSocketAddress(options.bindAddress(), options.port()))
+                // the accepting channel refuses connections past maxConnections before they cost anything
+                .channelFactory(() -> new LimitedServerChannel(this))
+                .bossEventLoopGroup(boss)
+                .workerEventLoopGroup(workers)
                 .directExecutor() // handlers only enqueue onto the serving thread
-                .maxInboundMessageSize(options.maxInboundMessageSize())
+                .maxInboundMessageSize(limits.maxInboundMessageSize())
+                // streams past the limit are refused with a status by admit(); this caps what a client can open
+                // before admission answers
+                .maxConcurrentCallsPerConnection(limits.maxStreamsPerConnection() * 2)
+                .handshakeTimeout(limits.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)
                 // clients ping idle connections (istiod every 30 s): allow it, or gRPC closes them
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .intercept(new PeerInterceptor())
+                .addStreamTracerFactory(new MessageSizeTracer())
                 .addService(new Ads());
+        if (tls != null) b.sslContext(tls.sslContext()).intercept(tls.authorizer()); // runs before any handler
         for (BindableService s : services) b.addService(s);
         if (!options.keepaliveTime().isZero()) {
             b.keepAliveTime(options.keepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
@@ -182,7 +250,48 @@ public final class AdsServer implements AutoCloseable {
                     .maxConnectionAgeGrace(
                             maxConnectionAgeGrace(options.maxConnectionAge()).toMillis(), TimeUnit.MILLISECONDS);
         }
+        if (!limits.idleTimeout().isZero()) {
+            b.maxConnectionIdle(limits.idleTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        }
         return b.build();
+    }
+
+    private static java.util.concurrent.ThreadFactory daemonThreads(String name) {
+        AtomicLong n = new AtomicLong();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    private void shutdownEventLoops() {
+        for (var g : new io.grpc.netty.shaded.io.netty.channel.EventLoopGroup[] {boss, workers}) {
+            if (g == null) continue;
+            g.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A connection was accepted; false when it is past {@link AdsLimits#maxConnections()} and must be closed. */
+    boolean connectionOpened() {
+        int n = metrics.connections.incrementAndGet();
+        if (n <= options.limits().maxConnections()) return true;
+        metrics.connections.decrementAndGet();
+        metrics.limitHit("maxConnections");
+        long dropped = logBudget.take("maxConnections");
+        if (dropped >= 0) {
+            log.warn(
+                    "{} server refused a connection: maxConnections={} reached ({}.limits.maxConnections){}",
+                    options.server(),
+                    options.limits().maxConnections(),
+                    options.server(),
+                    LogBudget.dropped(dropped));
+        }
+        return false;
+    }
+
+    void connectionClosed() {
+        metrics.connections.decrementAndGet();
     }
 
     /**
@@ -236,6 +345,17 @@ public final class AdsServer implements AutoCloseable {
     /** The port the server listens on (the actual one when configured as 0); -1 before start. */
     public int port() {
         return boundPort;
+    }
+
+    /** True for addresses only this machine reaches: {@code localhost}, 127.0.0.0/8, {@code ::1}. */
+    static boolean isLoopback(String address) {
+        if (address.equals("localhost")) return true;
+        if (!dev.meshbridge.core.naming.IpAddresses.isBare(address)) return false;
+        try {
+            return java.net.InetAddress.getByName(address).isLoopbackAddress(); // a literal: no lookup
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     private static int boundPort(Server s) {
@@ -314,6 +434,9 @@ public final class AdsServer implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        ServerTls t = tls;
+        if (t != null) t.close();
+        shutdownEventLoops();
         executor.shutdown();
         try {
             if (!executor.awaitTermination(5, TimeUnit.SECONDS)) executor.shutdownNow();
@@ -324,9 +447,10 @@ public final class AdsServer implements AutoCloseable {
         if (previous == State.STARTED || previous == State.DRAINING) log.info("{} server stopped", options.server());
     }
 
-    private static void guarded(Runnable task) {
+    private void guarded(Runnable task) {
         try {
             task.run();
+            engine.reclaim();
         } catch (RuntimeException e) {
             log.error("serving task failed; state kept", e);
         }
@@ -407,6 +531,7 @@ public final class AdsServer implements AutoCloseable {
                 clock.instant(),
                 engine.types().urlCount(),
                 call);
+        st.peerAddress = PEER_ADDRESS.get();
         return admit(st, call, engine::onSotwRequest);
     }
 
@@ -422,27 +547,50 @@ public final class AdsServer implements AutoCloseable {
                 clock.instant(),
                 engine.types().urlCount(),
                 call);
+        st.peerAddress = PEER_ADDRESS.get();
         return admit(st, call, engine::onDeltaRequest);
     }
 
-    /** Registers a stream and returns the observer of its requests; every callback only enqueues. */
+    /**
+     * Registers a stream and returns the observer of its requests; every callback only enqueues.
+     *
+     * <p>Requests are read one at a time: the next is asked for only after the serving thread handled the last one
+     * and the stream's request rate allows it ({@link AdsLimits#maxRequestsPerSecond()}). A client that sends faster
+     * fills its own HTTP/2 window and waits; nothing piles up in the server.
+     */
     private <Q> StreamObserver<Q> admit(
             AdsStream st, ServerCallStreamObserver<?> call, BiConsumer<AdsStream, Q> onRequest) {
         if (draining()) {
             call.onError(Status.UNAVAILABLE
                     .withDescription("meshbridge is shutting down")
                     .asRuntimeException());
-            return new StreamObserver<>() {
-                @Override
-                public void onNext(Q value) {}
-
-                @Override
-                public void onError(Throwable t) {}
-
-                @Override
-                public void onCompleted() {}
-            };
+            return ignoring();
         }
+        AdsLimits limits = options.limits();
+        String connection = st.peer;
+        int open = streamsByConnection.merge(connection, 1, Integer::sum);
+        if (open > limits.maxStreamsPerConnection()) {
+            streamsByConnection.computeIfPresent(connection, (k, v) -> v <= 1 ? null : v - 1);
+            metrics.limitHit("maxStreamsPerConnection");
+            long dropped = logBudget.take("maxStreamsPerConnection", LogBudget.host(st.peer));
+            if (dropped >= 0) {
+                log.warn(
+                        "{} server refused a stream from peer={}: maxStreamsPerConnection={} reached{}",
+                        options.server(),
+                        st.peer,
+                        limits.maxStreamsPerConnection(),
+                        LogBudget.dropped(dropped));
+            }
+            call.onError(Status.RESOURCE_EXHAUSTED
+                    .withDescription("maxStreamsPerConnection=" + limits.maxStreamsPerConnection()
+                            + " reached: this connection has " + (open - 1) + " open streams ("
+                            + options.server() + ".limits.maxStreamsPerConnection)")
+                    .asRuntimeException());
+            return ignoring();
+        }
+        st.onClose = () -> streamsByConnection.computeIfPresent(connection, (k, v) -> v <= 1 ? null : v - 1);
+        call.disableAutoRequest();
+        RequestRate rate = new RequestRate(limits.maxRequestsPerSecond());
         call.setOnReadyHandler(() -> execute(() -> engine.markDirty(st)));
         call.setOnCancelHandler(() -> execute(() -> engine.unregister(st, Status.CANCELLED.asRuntimeException())));
         execute(() -> {
@@ -452,10 +600,14 @@ public final class AdsServer implements AutoCloseable {
             }
             engine.register(st);
         });
+        call.request(1);
         return new StreamObserver<>() {
             @Override
             public void onNext(Q request) {
-                execute(() -> onRequest.accept(st, request));
+                execute(() -> {
+                    onRequest.accept(st, request);
+                    readNext(st, call, rate);
+                });
             }
 
             @Override
@@ -473,6 +625,81 @@ public final class AdsServer implements AutoCloseable {
         };
     }
 
+    private static <Q> StreamObserver<Q> ignoring() {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(Q value) {}
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+        };
+    }
+
+    /** Asks the transport for the stream's next request, now or when its request rate allows. */
+    private void readNext(AdsStream st, ServerCallStreamObserver<?> call, RequestRate rate) {
+        if (st.closed) return;
+        long waitNanos = rate.take(System.nanoTime());
+        if (waitNanos <= 0) {
+            request(call);
+            return;
+        }
+        metrics.limitHit("maxRequestsPerSecond");
+        if (!rate.reported) {
+            rate.reported = true;
+            long dropped = logBudget.take("maxRequestsPerSecond", LogBudget.host(st.peer));
+            if (dropped >= 0) {
+                log.warn(
+                        "{} {} reached maxRequestsPerSecond={}; its requests are read no faster from now on{}",
+                        options.server(),
+                        st.describe(),
+                        options.limits().maxRequestsPerSecond(),
+                        LogBudget.dropped(dropped));
+            }
+        }
+        try {
+            executor.schedule(() -> request(call), waitNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // closed
+        }
+    }
+
+    private static void request(ServerCallStreamObserver<?> call) {
+        try {
+            call.request(1);
+        } catch (RuntimeException e) {
+            // the call has ended
+        }
+    }
+
+    /** A token bucket of requests per second with a burst of one second's worth; serving thread only. */
+    private static final class RequestRate {
+        private final double perNano;
+        private final double burst;
+        private double tokens;
+        private long at = System.nanoTime();
+        boolean reported;
+
+        RequestRate(int perSecond) {
+            this.perNano = perSecond / 1e9;
+            this.burst = perSecond;
+            this.tokens = perSecond;
+        }
+
+        /** Takes a token; returns 0 when one was there, or how long until there is one. */
+        long take(long now) {
+            tokens = Math.min(burst, tokens + (now - at) * perNano);
+            at = now;
+            if (tokens >= 1) {
+                tokens -= 1;
+                return 0;
+            }
+            return (long) Math.ceil((1 - tokens) / perNano);
+        }
+    }
+
     private static void refuseLate(AdsStream st) {
         try {
             st.fail(Status.UNAVAILABLE.withDescription(
@@ -487,6 +714,27 @@ public final class AdsServer implements AutoCloseable {
         return p == null ? "?" : p;
     }
 
+    /**
+     * Counts the streams gRPC itself ends for a request past {@link AdsLimits#maxInboundMessageSize()} (the transport
+     * refuses the message with {@code RESOURCE_EXHAUSTED} before the server sees it).
+     */
+    private final class MessageSizeTracer extends io.grpc.ServerStreamTracer.Factory {
+        @Override
+        public io.grpc.ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
+            return new io.grpc.ServerStreamTracer() {
+                @Override
+                public void streamClosed(Status status) {
+                    String d = status.getDescription();
+                    if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED
+                            && d != null
+                            && d.contains("exceeds maximum")) {
+                        metrics.limitHit("maxInboundMessageSize");
+                    }
+                }
+            };
+        }
+    }
+
     /** Puts the client's address into the call's context, for logs and the debug pages. */
     private static final class PeerInterceptor implements ServerInterceptor {
         @Override
@@ -496,7 +744,9 @@ public final class AdsServer implements AutoCloseable {
             String peer = remote instanceof InetSocketAddress i
                     ? i.getAddress().getHostAddress() + ":" + i.getPort()
                     : String.valueOf(remote);
-            return Contexts.interceptCall(Context.current().withValue(PEER, peer), call, headers, next);
+            java.net.InetAddress address = remote instanceof InetSocketAddress i ? i.getAddress() : null;
+            return Contexts.interceptCall(
+                    Context.current().withValue(PEER, peer).withValue(PEER_ADDRESS, address), call, headers, next);
         }
     }
 

@@ -27,15 +27,19 @@ final class AdsStream {
         }
     }
 
-    /** How many type URLs the server does not serve one stream may subscribe to (each is answered empty). */
-    static final int MAX_UNKNOWN_TYPES = 32;
-
     final long id;
     final Mode mode;
     /** The one type a per-type service (CDS, EDS...) serves; null for ADS. */
     final ResourceType fixedType;
 
     final String peer;
+    /** The client's address, for per-client rules ({@link AdsEngine#restrict}); null when not known. */
+    java.net.InetAddress peerAddress;
+    /** Run once when the stream leaves the engine (the server's per-connection count). */
+    Runnable onClose;
+    /** Resource names this stream subscribes to by name, over all its types (kept by {@link Subscribers}). */
+    int named;
+
     final Instant connectedAt;
     private final ServerCallStreamObserver<DiscoveryResponse> sotw;
     private final ServerCallStreamObserver<DeltaDiscoveryResponse> delta;
@@ -129,16 +133,33 @@ final class AdsStream {
         return s;
     }
 
+    /** The largest node a stream keeps whole; a larger one is kept without its metadata and other extras. */
+    static final int MAX_NODE_BYTES = 64 * 1024;
+
+    /** The longest node id, cluster or user agent a stream keeps (Istio's node ids are about 100 characters). */
+    static final int MAX_NODE_TEXT = 1024;
+
     void node(Node n) {
         if (n == null) return;
-        if (node == null) node = n; // the first node a stream sends is the one it keeps
-        if (!n.getId().isEmpty()) nodeId = n.getId();
-        if (!n.getCluster().isEmpty()) nodeCluster = n.getCluster();
+        if (node == null) node = bounded(n); // the first node a stream sends is the one it keeps
+        if (!n.getId().isEmpty()) nodeId = Printable.cut(n.getId(), MAX_NODE_TEXT);
+        if (!n.getCluster().isEmpty()) nodeCluster = Printable.cut(n.getCluster(), MAX_NODE_TEXT);
         String ua = n.getUserAgentName();
         if (!ua.isEmpty()) {
             String v = n.hasUserAgentVersion() ? n.getUserAgentVersion() : "";
-            userAgent = v.isEmpty() ? ua : ua + " " + v;
+            userAgent = Printable.cut(v.isEmpty() ? ua : ua + " " + v, MAX_NODE_TEXT);
         }
+    }
+
+    /** The node as kept for the stream's life: whole up to {@link #MAX_NODE_BYTES}, else its identity only. */
+    static Node bounded(Node n) {
+        if (n.getSerializedSize() <= MAX_NODE_BYTES) return n;
+        return Node.newBuilder()
+                .setId(Printable.cut(n.getId(), MAX_NODE_TEXT))
+                .setCluster(Printable.cut(n.getCluster(), MAX_NODE_TEXT))
+                .setUserAgentName(Printable.cut(n.getUserAgentName(), MAX_NODE_TEXT))
+                .setUserAgentVersion(Printable.cut(n.getUserAgentVersion(), MAX_NODE_TEXT))
+                .build();
     }
 
     String nextNonce() {

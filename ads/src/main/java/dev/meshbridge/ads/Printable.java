@@ -23,4 +23,10 @@ final class Printable {
         String out = b == null ? s.substring(0, n) : b.toString();
         return s.length() > MAX ? out + "...(" + s.length() + " chars)" : out;
     }
+
+    /** The text cut to at most {@code max} characters (for what is kept or shown, not logged: no escaping). */
+    static String cut(String s, int max) {
+        if (s == null || s.length() <= max) return s;
+        return s.substring(0, max) + "...(" + s.length() + " chars)";
+    }
 }

@@ -15,6 +15,8 @@ final class Subscribers {
 
     private final List<Set<TypeState>> wildcard = new ArrayList<>();
     private final List<Set<TypeState>> named = new ArrayList<>();
+    /** (subscription, name) pairs held now. */
+    private int pairs;
 
     Subscribers() {
         for (int i = 0; i < AdsEngine.MAX_ROLES; i++) wildcard.add(new LinkedHashSet<>());
@@ -33,9 +35,17 @@ final class Subscribers {
         Set<TypeState> s = named.get(id);
         if (on) {
             if (s == null) named.set(id, s = new LinkedHashSet<>(4));
-            s.add(ts);
-        } else if (s != null && s.remove(ts) && s.isEmpty()) {
-            named.set(id, null);
+            if (s.add(ts)) {
+                pairs++;
+                ts.stream.named++;
+            }
+        } else if (s != null && s.remove(ts)) {
+            pairs--;
+            ts.stream.named--;
+            if (s.isEmpty()) {
+                named.set(id, null);
+                ts.index.candidate(id);
+            }
         }
     }
 
@@ -52,10 +62,6 @@ final class Subscribers {
 
     /** How many (subscription, name) pairs are held: for tests and the debug view. */
     int namedCount() {
-        int n = 0;
-        for (Set<TypeState> s : named) {
-            if (s != null) n += s.size();
-        }
-        return n;
+        return pairs;
     }
 }

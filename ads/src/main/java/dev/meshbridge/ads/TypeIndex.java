@@ -10,8 +10,11 @@ import java.util.function.IntConsumer;
  * The current resources of one type, by a dense int id per name, so that per-stream state (subscriptions, pending
  * changes) is bit sets and primitive maps rather than sets of strings. Owned by the serving thread.
  *
- * <p>Ids are given to every name the server makes and every name a client subscribes to, and are kept for the life
- * of the server (a name that comes back gets its old id). A resource that a wildcard subscription includes carries a
+ * <p>Ids are given to every name the server makes and every name a client subscribes to. An id is kept while anything
+ * refers to it (a served or retired resource, a stream naming it, a stream's pending change of it) and reclaimed after
+ * that ({@link #reclaim()}, at the end of each task of the serving thread), so the names clients ever asked for do not
+ * accumulate: the index holds what is served and subscribed now, and its id space is as large as that at its peak. A
+ * resource that a wildcard subscription includes carries a
  * mask of the node roles whose wildcard subscriptions see it ({@link AdsEngine#ALL_ROLES} for everyone). A removed
  * resource's last body is kept ({@link #retired}) until every stream was told of the removal, so that a
  * state-of-the-world response sent before the removal (make before break) can still carry it.
@@ -28,13 +31,24 @@ final class TypeIndex {
     /** The streams' subscriptions of this type, by resource. */
     final Subscribers subscribers = new Subscribers();
 
-    private final Map<String, Integer> ids = new HashMap<>();
+    private Map<String, Integer> ids = new HashMap<>();
+    /** The most names {@link #ids} held since it was last rebuilt (a HashMap never shrinks its table). */
+    private int idsPeak;
+
     private String[] names = new String[64];
     private long[] nameHashes = new long[64];
     private Resource[] resources = new Resource[64];
     private int[] roleMasks = new int[64];
     private Resource[] retired = new Resource[64];
     private int retiredCount;
+    /** Per id, how many streams hold a pending change of it. */
+    private int[] holds = new int[64];
+    /** Ids that may have lost their last reference since the last {@link #reclaim()}. */
+    private int[] candidates = new int[16];
+
+    private int candidateCount;
+    private int[] free = new int[16];
+    private int freeCount;
     private int nextId;
     private int present;
     private final long[] wildcardSums = new long[AdsEngine.MAX_ROLES];
@@ -47,19 +61,85 @@ final class TypeIndex {
     int id(String name) {
         Integer id = ids.get(name);
         if (id != null) return id;
-        int n = nextId++;
-        if (n == names.length) {
-            int len = names.length * 2;
-            names = Arrays.copyOf(names, len);
-            nameHashes = Arrays.copyOf(nameHashes, len);
-            resources = Arrays.copyOf(resources, len);
-            roleMasks = Arrays.copyOf(roleMasks, len);
-            retired = Arrays.copyOf(retired, len);
+        int n;
+        if (freeCount > 0) {
+            n = free[--freeCount];
+        } else {
+            n = nextId++;
+            if (n == names.length) {
+                int len = names.length * 2;
+                names = Arrays.copyOf(names, len);
+                nameHashes = Arrays.copyOf(nameHashes, len);
+                resources = Arrays.copyOf(resources, len);
+                roleMasks = Arrays.copyOf(roleMasks, len);
+                retired = Arrays.copyOf(retired, len);
+                holds = Arrays.copyOf(holds, len);
+            }
         }
         names[n] = name;
         nameHashes[n] = Hash64.of(name);
         ids.put(name, n);
+        idsPeak = Math.max(idsPeak, ids.size());
+        candidate(n); // a name asked for and then not subscribed (a refused request) goes again
         return n;
+    }
+
+    /** A stream now holds a pending change of this id. */
+    void hold(int id) {
+        holds[id]++;
+    }
+
+    /** A stream no longer holds a pending change of this id. */
+    void release(int id) {
+        if (--holds[id] == 0) candidate(id);
+    }
+
+    /** The id may have lost its last reference; {@link #reclaim()} checks. */
+    void candidate(int id) {
+        if (candidateCount == candidates.length) candidates = Arrays.copyOf(candidates, candidateCount * 2);
+        candidates[candidateCount++] = id;
+    }
+
+    /**
+     * Forgets the names nothing refers to any more (no resource, no retired body, no stream naming it, no pending
+     * change), and keeps their ids for new names. Called by the serving thread between tasks, never while a task may
+     * still hold an id in a local variable.
+     *
+     * @return how many names were forgotten
+     */
+    int reclaim() {
+        if (candidateCount == 0) return 0;
+        int n = 0;
+        for (int i = 0; i < candidateCount; i++) {
+            int id = candidates[i];
+            String name = names[id];
+            if (name == null
+                    || resources[id] != null
+                    || retired[id] != null
+                    || holds[id] != 0
+                    || !subscribers.naming(id).isEmpty()) {
+                continue;
+            }
+            ids.remove(name);
+            names[id] = null;
+            nameHashes[id] = 0;
+            roleMasks[id] = 0;
+            if (freeCount == free.length) free = Arrays.copyOf(free, freeCount * 2);
+            free[freeCount++] = id;
+            n++;
+        }
+        candidateCount = 0;
+        if (candidates.length > 1024) candidates = new int[16];
+        if (idsPeak > 4096 && ids.size() < idsPeak / 4) {
+            ids = new HashMap<>(ids);
+            idsPeak = ids.size();
+        }
+        return n;
+    }
+
+    /** How many names have an id now (served, retired or subscribed). */
+    int liveNames() {
+        return ids.size();
     }
 
     /** The id of a known name, or -1. */
@@ -156,6 +236,8 @@ final class TypeIndex {
         if (keep) {
             if (retired[id] == null) retiredCount++;
             retired[id] = old;
+        } else {
+            candidate(id);
         }
         present--;
         return old.versionHash();
@@ -164,7 +246,12 @@ final class TypeIndex {
     /** Forgets the bodies of removed resources: every stream has been told. */
     void clearRetired() {
         if (retiredCount == 0) return;
-        Arrays.fill(retired, 0, nextId, null);
+        for (int id = 0; id < nextId; id++) {
+            if (retired[id] != null) {
+                retired[id] = null;
+                candidate(id);
+            }
+        }
         retiredCount = 0;
     }
 

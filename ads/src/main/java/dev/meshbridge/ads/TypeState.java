@@ -91,10 +91,23 @@ final class TypeState {
         names.or(next);
     }
 
-    /** The stream is gone: its subscription leaves {@link Subscribers}. */
+    /** The stream is gone: its subscription leaves {@link Subscribers}, its pending changes let go of their ids. */
     void unsubscribeAll() {
         wildcard(false);
         names(new BitSet());
+        clearPending();
+    }
+
+    /** Takes one entry off {@link #pending}. */
+    void unpend(int id) {
+        if (pending.remove(id)) index.release(id);
+    }
+
+    /** Empties {@link #pending}. */
+    void clearPending() {
+        if (pending.isEmpty()) return;
+        pending.forEach((id, was) -> index.release(id));
+        pending.clear();
     }
 
     ResourceType type() {
@@ -122,7 +135,9 @@ final class TypeState {
 
     /** A subscribed resource changed from {@code oldVersion}: the client still has that one, unless already pending. */
     void changed(int id, long oldVersion) {
-        pending.putIfAbsent(id, oldVersion);
+        if (pending.containsKey(id)) return;
+        pending.put(id, oldVersion);
+        index.hold(id);
     }
 
     /** The resource joins the subscription; the client has {@code clientVersion} of it. */
@@ -133,6 +148,7 @@ final class TypeState {
             viewSum += index.contribution(id, current);
         } else {
             pending.put(id, clientVersion);
+            index.hold(id);
             viewSum += index.contribution(id, clientVersion);
         }
     }
@@ -140,7 +156,7 @@ final class TypeState {
     /** The resource leaves the subscription. */
     void dropped(int id) {
         viewSum -= index.contribution(id, sentVersion(id));
-        pending.remove(id);
+        unpend(id);
     }
 
     /** The client now holds the current version of {@code id} (called as it is sent). */
@@ -212,8 +228,12 @@ final class TypeState {
         if (nonce.equals(lastSentNonce)) lastSentAcked = true;
     }
 
+    /** The longest NACK message a stream keeps. */
+    static final int MAX_NACK_TEXT = 4096;
+
     void recordNack(String nonce, String version, String message, Instant at) {
-        lastNack = new Nack(version, nonce, message, at);
+        // the client's error detail is kept for the debug pages, bounded (a client writes what it likes there)
+        lastNack = new Nack(version, nonce, Printable.cut(message, MAX_NACK_TEXT), at);
         nacks++;
     }
 

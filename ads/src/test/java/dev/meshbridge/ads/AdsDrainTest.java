@@ -68,7 +68,7 @@ class AdsDrainTest {
                                 0,
                                 Duration.ZERO,
                                 Duration.ZERO,
-                                1 << 20,
+                                AdsLimits.DEFAULTS,
                                 Duration.ZERO,
                                 Duration.ZERO),
                         ResourceTypes.of(List.of(THING, OTHER)),

@@ -71,11 +71,55 @@ final class Bench {
 
     // ------------------------------------------------------------------ the SPI load
 
-    void spi(Side side, TargetFactory factory) throws Exception {
+    /**
+     * The SPI load, both sides at once: each ingests the catalog cold (one after the other), then every figure that
+     * compares them is measured in alternating short windows over the same catalog and load (bridge, baseline,
+     * bridge, baseline...), so that a burst of load from elsewhere on the machine lands on both; then what only one
+     * side has or what does not fit twice (istiod, the reconnect storm, many streams) side by side.
+     */
+    void spi(Results results) throws Exception {
+        Side b = results.bridge;
+        Side base = results.baseline;
+        Target bridge = null;
+        Target baseline = null;
+        try {
+            bridge = ingest(b, BridgeTarget::new);
+            baseline = ingest(base, BaselineTarget::new);
+            changeCost(b, bridge, base, baseline);
+            steady(b, bridge, base, baseline);
+            if (bridge.mcpPort() > 0) {
+                world.call(LONG, "fleet-use", b.name);
+                istiodWindow(b, bridge);
+                singleChangesSeenByIstiod(b, bridge);
+                world.call(LONG, "mcp-close");
+            }
+            for (Side side : new Side[] {b, base}) {
+                world.call(LONG, "fleet-use", side.name);
+                reconnect(side);
+                world.call(LONG, "fleet-close");
+            }
+            world.call(LONG, "fleet-use", "main");
+            baseline.close();
+            baseline = null;
+            manyStreams(b, bridge);
+            bridge.close();
+            bridge = null;
+            baseline = ingest(new Side("baseline-again"), BaselineTarget::new);
+            manyStreams(base, baseline);
+        } finally {
+            world.call(LONG, "fleet-use", "main");
+            if (bridge != null) bridge.close();
+            if (baseline != null) baseline.close();
+        }
+    }
+
+    /** Cold ingest through the SPI into a new target; the target is left running. */
+    private Target ingest(Side side, TargetFactory factory) throws Exception {
         List<ServiceUpsert> upserts = new ArrayList<>(load.services());
         for (int i = 0; i < load.services(); i++) upserts.add(spi.upsert(i));
         long heap0 = Heap.settled();
-        try (Target target = factory.create()) {
+        Target target = factory.create();
+        try {
             log("%s: cold ingest of %,d x %d through the SPI", side.name, load.services(), load.instances());
             var complete = target.expect(load.services(), load.endpoints());
             long start = System.nanoTime();
@@ -90,50 +134,77 @@ final class Bench {
             log(
                     "%s: first complete snapshot %d ms, served %d ms, retained %.1f MB",
                     side.name, side.ingestMillis, side.servedMillis, side.retainedBytes / 1e6);
-
-            changeCost(side, target);
-            steady(side, target);
-            if (target.mcpPort() > 0) singleChangesSeenByIstiod(side, target);
-            reconnect(side);
-            world.call(LONG, "mcp-close");
-            world.call(LONG, "fleet-close");
-            manyStreams(side, target);
+            return target;
+        } catch (Exception | Error e) {
+            target.close();
+            throw e;
         }
     }
 
     /**
-     * Warms the code up (changes in bursts, as a running bridge has seen many), then measures single changes, each
-     * published and applied before the next, with nobody connected.
+     * Warms both sides up (changes in bursts, as a running bridge has seen many), then measures single changes, each
+     * published and applied before the next, nobody connected, in alternating blocks: a block on the bridge, a block on
+     * the baseline, and so on ({@link LoadProfile#pairs()} pairs). Then the same number of changes in bursts, per
+     * side.
      */
-    private void changeCost(Side side, Target target) throws Exception {
-        boolean bridge = side.name.equals("bridge");
-        int n = bridge ? load.changeCostChanges() : load.baselineChangeCostChanges();
-        SpiDriver driver = new SpiDriver(spi, target.aggregator(), null, this::quietId, 17);
-        side.warmUpChanges = bridge ? load.warmUpChanges() : n;
-        log(
-                "%s: %d changes to warm up, then %d single changes and %d in bursts of %d measured, no client",
-                side.name, side.warmUpChanges, n, n, BURST);
-        for (int k = 0; k < side.warmUpChanges; k += 50) {
-            for (int j = 0; j < 50; j++) driver.change(driver.randomService());
-            target.settle(LONG);
+    private void changeCost(Side b, Target bridge, Side base, Target baseline) throws Exception {
+        Side[] sides = {b, base};
+        Target[] targets = {bridge, baseline};
+        int[] counts = {load.changeCostChanges(), load.baselineChangeCostChanges()};
+        SpiDriver[] drivers = new SpiDriver[2];
+        int pairs = Math.max(1, load.pairs());
+        for (int s = 0; s < 2; s++) {
+            drivers[s] = new SpiDriver(spi, targets[s].aggregator(), null, this::quietId, 17);
+            sides[s].warmUpChanges = s == 0 ? load.warmUpChanges() : counts[1];
+            log(
+                    "%s: %d changes to warm up, then %d single changes in %d blocks alternating with the %s's, and %d"
+                            + " in bursts of %d, no client",
+                    sides[s].name, sides[s].warmUpChanges, counts[s], pairs, sides[1 - s].name, counts[s], BURST);
+            for (int k = 0; k < sides[s].warmUpChanges; k += 50) {
+                for (int j = 0; j < 50; j++) drivers[s].change(drivers[s].randomService());
+                targets[s].settle(LONG);
+            }
         }
-        long snapshots0 = target.last().sequence();
-        JfrProfile recording = bridge ? new JfrProfile(work.resolve(side.name + "-single-changes.jfr")) : null;
-        ThreadCost before = ThreadCost.now();
-        for (int k = 0; k < n; k++) oneAtATime(target, driver);
-        ThreadCost after = ThreadCost.now();
-        if (recording != null) side.changeProfile = recording.stop();
-        side.changeCount = n;
-        side.snapshots = target.last().sequence() - snapshots0;
-        side.changeCost = after.since(before);
-        side.changeProcessCpu = after.processCpuSince(before);
+        long[] snapshots0 = {bridge.last().sequence(), baseline.last().sequence()};
+        for (int p = 0; p < pairs; p++) {
+            for (int s = 0; s < 2; s++) {
+                int n = Math.max(1, counts[s] / pairs);
+                JfrProfile recording =
+                        s == 0 && p == 0 ? new JfrProfile(work.resolve(sides[s].name + "-single-changes.jfr")) : null;
+                long[] ticks = Machine.cpuTicks();
+                String loadAverage = Machine.currentLoadAverage();
+                ThreadCost before = ThreadCost.now();
+                for (int k = 0; k < n; k++) oneAtATime(targets[s], drivers[s]);
+                ThreadCost after = ThreadCost.now();
+                if (recording != null) sides[s].changeProfile = recording.stop();
+                Map<String, ThreadCost.Cost> cost = after.since(before);
+                Side side = sides[s];
+                cost.forEach((g, c) -> side.changeCost.merge(g, c, ThreadCost.Cost::plus));
+                sides[s].changeCount += n;
+                sides[s].changeProcessCpu += after.processCpuSince(before);
+                ThreadCost.Cost sum = ThreadCost.sum(cost, targets[s].changeGroups());
+                sides[s].blocks.add(new Side.Block(
+                        n,
+                        new ThreadCost.Cost(sum.cpu() / n, sum.allocated() / n),
+                        busy(ticks, Machine.cpuTicks()),
+                        loadAverage));
+            }
+        }
+        for (int s = 0; s < 2; s++) {
+            sides[s].snapshots = targets[s].last().sequence() - snapshots0[s];
+            ThreadCost before = ThreadCost.now();
+            for (int k = 0; k < sides[s].changeCount; k += BURST) {
+                for (int j = 0; j < BURST; j++) drivers[s].change(drivers[s].randomService());
+                targets[s].settle(LONG);
+            }
+            sides[s].burstCost = ThreadCost.now().since(before);
+        }
+    }
 
-        before = ThreadCost.now();
-        for (int k = 0; k < n; k += BURST) {
-            for (int j = 0; j < BURST; j++) driver.change(driver.randomService());
-            target.settle(LONG);
-        }
-        side.burstCost = ThreadCost.now().since(before);
+    /** The share of the whole machine busy between two {@link Machine#cpuTicks()} readings, or -1 when unknown. */
+    static double busy(long[] before, long[] after) {
+        long total = after[1] - before[1];
+        return total <= 0 ? -1 : (after[0] - before[0]) / (double) total;
     }
 
     private int quietId() {
@@ -192,14 +263,37 @@ final class Bench {
     private void window(
             Side side, String label, Target target, Side.Window w, int changes, boolean profile, Changes make)
             throws Exception {
-        world.call(LONG, "arm");
+        window(side, label, target, w, changes, profile, make, "arm");
+    }
+
+    /**
+     * @param start {@code arm} (the fleet's counters and records start again) or {@code mark} (a new window on a fleet
+     *     that stays armed, whose windows are pooled later)
+     */
+    private void window(
+            Side side,
+            String label,
+            Target target,
+            Side.Window w,
+            int changes,
+            boolean profile,
+            Changes make,
+            String start)
+            throws Exception {
+        world.call(LONG, start);
         log("%s: %s window, %d changes at %.0f/s", side.name, label, changes, load.rate());
         JfrProfile recording = profile ? new JfrProfile(work.resolve(side.name + "-" + label + ".jfr")) : null;
         w.loadBefore = Machine.currentLoadAverage();
+        long[] ticks = Machine.cpuTicks();
+        long[] gc = Machine.gc();
         ThreadCost before = ThreadCost.now();
         make.make();
         target.settle(LONG);
         ThreadCost after = ThreadCost.now();
+        w.machineBusy = busy(ticks, Machine.cpuTicks());
+        long[] gcAfter = Machine.gc();
+        w.gcCount = gcAfter[0] - gc[0];
+        w.gcMillis = gcAfter[1] - gc[1];
         w.loadAfter = Machine.currentLoadAverage();
         if (recording != null) w.profile = recording.stop();
         w.changes = changes;
@@ -219,34 +313,64 @@ final class Bench {
     }
 
     /**
-     * The steady window with the ADS fleet (like for like with the baseline), then, for the bridge, the same window
-     * with the istiod-like client connected too.
+     * The steady load in alternating windows: a fleet connected to each side (the same subscriptions), then window k
+     * of the bridge, window k of the baseline, and so on, each {@link LoadProfile#pairSeconds()} long, the same changes
+     * (same services in the same order) to each. A side's windows pooled make its steady figure; each pair makes a
+     * ratio.
      */
-    private void steady(Side side, Target target) throws Exception {
-        side.steady.connect = fleet(side, target, "spi", load.streams(), load.services(), load.instances(), 1);
+    private void steady(Side b, Target bridge, Side base, Target baseline) throws Exception {
+        Side[] sides = {b, base};
+        Target[] targets = {bridge, baseline};
+        SpiDriver[] drivers = new SpiDriver[2];
+        for (int s = 0; s < 2; s++) {
+            world.call(LONG, "fleet-use", sides[s].name);
+            sides[s].steady.connect =
+                    fleet(sides[s], targets[s], "spi", load.streams(), load.services(), load.instances(), 1);
+            world.call(LONG, "arm");
+            drivers[s] = new SpiDriver(spi, targets[s].aggregator(), world, timedIds::getAndIncrement, 23);
+        }
+        int count = Math.max(1, (int) Math.round(load.rate() * load.pairSeconds()));
+        for (int p = 0; p < load.pairs(); p++) {
+            for (int s = 0; s < 2; s++) {
+                world.call(LONG, "fleet-use", sides[s].name);
+                Side.Window w = new Side.Window();
+                w.connect = sides[s].steady.connect;
+                SpiDriver driver = drivers[s];
+                window(
+                        sides[s],
+                        "steady-" + (p + 1),
+                        targets[s],
+                        w,
+                        count,
+                        p == 0,
+                        () -> driver.run(load.rate(), count, load.probeEvery()),
+                        "mark");
+                sides[s].windows.add(w);
+                sides[s].steady.add(w);
+                sides[s].steady.machineBusy = Math.max(sides[s].steady.machineBusy, w.machineBusy);
+            }
+        }
+        for (int s = 0; s < 2; s++) {
+            world.call(LONG, "fleet-use", sides[s].name);
+            sides[s].steady.report = world.call(LONG, "report-all", 0);
+        }
+    }
+
+    /** The bridge's steady window with the istiod-like client connected too (the baseline serves no MCP). */
+    private void istiodWindow(Side side, Target target) throws Exception {
+        side.mcpConnect = world.call(LONG, "mcp", target.mcpPort(), load.services(), LONG);
+        log("%s: istiod-like client %s", side.name, side.mcpConnect);
+        side.steadyIstiod.connect = side.steady.connect;
         int count = (int) Math.round(load.rate() * load.steadySeconds());
-        SpiDriver driver = new SpiDriver(spi, target.aggregator(), world, timedIds::getAndIncrement, 23);
+        SpiDriver driver = new SpiDriver(spi, target.aggregator(), world, timedIds::getAndIncrement, 27);
         window(
                 side,
-                "steady",
+                "steady-with-istiod",
                 target,
-                side.steady,
+                side.steadyIstiod,
                 count,
                 true,
                 () -> driver.run(load.rate(), count, load.probeEvery()));
-        if (target.mcpPort() > 0) {
-            side.mcpConnect = world.call(LONG, "mcp", target.mcpPort(), load.services(), LONG);
-            log("%s: istiod-like client %s", side.name, side.mcpConnect);
-            side.steadyIstiod.connect = side.steady.connect;
-            window(
-                    side,
-                    "steady-with-istiod",
-                    target,
-                    side.steadyIstiod,
-                    count,
-                    true,
-                    () -> driver.run(load.rate(), count, load.probeEvery()));
-        }
     }
 
     private void singleChangesSeenByIstiod(Side side, Target target) throws Exception {

@@ -27,24 +27,39 @@ public final class BenchMain {
             }
         }
         LoadProfile load = LoadProfile.full();
-        Path out = Path.of("RESULTS.md");
+        Path out = null;
+        Path dir = Path.of(".");
         Path work = Path.of("target", "bench");
         boolean jmh = true;
+        boolean growth = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> load = LoadProfile.quick();
+                case "--huge" -> load = LoadProfile.huge();
                 case "--smoke" -> load = LoadProfile.smoke();
                 case "--full" -> load = LoadProfile.full();
                 case "--no-jmh" -> jmh = false;
                 case "--out" -> out = Path.of(args[++i]);
+                case "--dir" -> dir = Path.of(args[++i]);
+                case "--growth" -> growth = true;
                 case "--work" -> work = Path.of(args[++i]);
                 case "" -> {}
                 default ->
                     throw new IllegalArgumentException("unknown argument '" + args[i]
-                            + "'; use --quick, --smoke, --full, --no-jmh, --out FILE, --work DIR");
+                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --out FILE, --dir DIR,"
+                            + " --work DIR");
             }
         }
         Files.createDirectories(work);
+        if (growth) return growth(dir, work);
+        if (out == null) {
+            out = dir.resolve(
+                    switch (load.name()) {
+                        case "full" -> "RESULTS.md";
+                        case "huge" -> "RESULTS-huge.md";
+                        default -> "RESULTS-" + load.name() + ".md";
+                    });
+        }
         String command = System.getenv("BENCH_COMMAND");
         if (command == null || command.isBlank()) {
             command = "java "
@@ -78,8 +93,7 @@ public final class BenchMain {
             results.worldJvmArgs = world.jvmArgs();
             clockCheck(world, results);
             Bench bench = new Bench(load, work, world);
-            phase(results, "bridge, SPI load", () -> bench.spi(results.bridge, BridgeTarget::new));
-            phase(results, "baseline, SPI load", () -> bench.spi(results.baseline, BaselineTarget::new));
+            phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
             String[] address = new String[1];
             phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
             if (address[0] != null) {
@@ -102,6 +116,23 @@ public final class BenchMain {
             System.out.printf("  %-10s %s: %s%n", f.verdict().name(), f.figure(), f.measured());
         }
         return results.errors.isEmpty() ? 0 : 1;
+    }
+
+    /** The growth sweep alone: 10,000, 100,000 and 1,000,000 endpoints, each side; GROWTH.md and charts in dir. */
+    private static int growth(Path dir, Path work) throws Exception {
+        long start = System.currentTimeMillis();
+        String command = System.getenv("BENCH_COMMAND");
+        Growth g;
+        try (World world = new World(work, "2g")) {
+            g = new Growth(world, 10, 1_000, 10_000, 100_000);
+            g.run();
+        }
+        g.write(
+                dir,
+                command == null || command.isBlank() ? "BenchMain --growth" : command.trim(),
+                System.currentTimeMillis() - start);
+        Bench.log("wrote %s", dir.resolve("GROWTH.md").toAbsolutePath());
+        return g.errors.isEmpty() ? 0 : 1;
     }
 
     /**

@@ -24,6 +24,9 @@ package dev.meshbridge.bench;
  * @param jmhIterationMillis warm-up and measurement iterations of JMH
  * @param worldHeap heap of the load process
  * @param drainMillis how long the clients may still receive after a window's last change
+ * @param pairs pairs of interleaved steady windows (bridge, baseline, bridge, baseline...) and of interleaved blocks
+ *     of single changes
+ * @param pairSeconds length of each interleaved steady window
  */
 record LoadProfile(
         String name,
@@ -45,24 +48,37 @@ record LoadProfile(
         boolean jmh,
         int jmhIterationMillis,
         String worldHeap,
-        long drainMillis) {
+        long drainMillis,
+        int pairs,
+        double pairSeconds) {
 
     static LoadProfile full() {
         return new LoadProfile(
                 "full", 10_000, 10, 1_000, 5_000, 50, 30, 20, 25, 10_000, 1_000, 60, 20, 10_000, 10, 30, true, 1000,
-                "4g", 3000);
+                "4g", 3000, 6, 5);
     }
 
     static LoadProfile quick() {
         return new LoadProfile(
-                "quick", 2_000, 10, 200, 1_000, 50, 10, 8, 25, 3_000, 300, 30, 10, 2_000, 10, 10, true, 300, "2g",
-                2000);
+                "quick", 2_000, 10, 200, 1_000, 50, 10, 8, 25, 3_000, 300, 30, 10, 2_000, 10, 10, true, 300, "2g", 2000,
+                5, 3);
     }
 
     /** A tiny load that checks the harness end to end in seconds (the module's test). */
     static LoadProfile smoke() {
         return new LoadProfile(
-                "smoke", 30, 4, 6, 10, 50, 1.5, 1, 10, 100, 20, 5, 3, 30, 4, 1.5, false, 100, "512m", 500);
+                "smoke", 30, 4, 6, 10, 50, 1.5, 1, 10, 100, 20, 5, 3, 30, 4, 1.5, false, 100, "512m", 500, 2, 1);
+    }
+
+    /**
+     * Ten times the reference load: 100,000 services x 10 (a million endpoints), 1,000 streams, 10,000 streams (issue
+     * 22's goals); no JMH (the default run has it). The bridge JVM needs a larger heap ({@code bench/run --huge} asks
+     * for 8 GB: both sides' catalogs are held at once during the interleaved windows).
+     */
+    static LoadProfile huge() {
+        return new LoadProfile(
+                "huge", 100_000, 10, 1_000, 10_000, 50, 30, 20, 25, 10_000, 1_000, 20, 10, 100_000, 10, 20, false, 1000,
+                "5g", 3000, 3, 3);
     }
 
     long endpoints() {

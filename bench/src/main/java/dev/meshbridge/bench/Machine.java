@@ -48,6 +48,37 @@ record Machine(
         }
     }
 
+    /**
+     * The machine's CPU time so far from {@code /proc/stat}: {@code [busy, total]} in clock ticks over every core
+     * (busy: everything but idle and iowait), or {@code [0, 0]} elsewhere. Two readings give the share of the whole
+     * machine that was busy in between, whoever used it.
+     */
+    static long[] cpuTicks() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i < f.length; i++) total += Long.parseLong(f[i]);
+            long idle = Long.parseLong(f[4]) + (f.length > 5 ? Long.parseLong(f[5]) : 0);
+            return new long[] {total - idle, total};
+        } catch (IOException | RuntimeException e) {
+            return new long[] {0, 0};
+        }
+    }
+
+    /** This JVM's garbage collections so far: {@code [count, milliseconds]} over every collector. */
+    static long[] gc() {
+        long count = 0;
+        long millis = 0;
+        for (var b : ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, b.getCollectionCount());
+            millis += Math.max(0, b.getCollectionTime());
+        }
+        return new long[] {count, millis};
+    }
+
+    /** Clock ticks per second of {@code /proc/stat} (USER_HZ, 100 on Linux). */
+    static final int TICKS_PER_SECOND = 100;
+
     private static String readCpuModel() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {

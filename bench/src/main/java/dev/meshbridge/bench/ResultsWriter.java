@@ -64,6 +64,7 @@ final class ResultsWriter {
         machine();
         load();
         table();
+        interleaved();
         notes();
         profile();
         jmh();
@@ -85,15 +86,16 @@ final class ResultsWriter {
         line("| OS | " + m.os() + " |");
         line("| load average (1, 5, 15 min) at start | " + m.loadAverage() + " |");
         line("| load average at end | " + r.loadAverageEnd + " |");
-        line("| bridge JVM (also runs the baseline, one after the other) | `" + String.join(" ", m.jvmArgs()) + "` |");
+        line("| bridge JVM (also runs the baseline: both at once in the interleaved windows) | `"
+                + String.join(" ", m.jvmArgs()) + "` |");
         line("| load JVM (clients, ZooKeeper, Dubbo) | `" + String.join(" ", r.worldJvmArgs) + "` |");
         line();
         line("What shares the " + m.cores() + " cores: the bridge JVM (aggregator, xDS and MCP threads, gRPC "
                 + "transport, GC, JIT) and the load JVM (every ADS client parsing and ACKing its responses, the "
                 + "istiod-like client, the ZooKeeper server and Dubbo's registry) run at the same time, plus whatever "
                 + "else the machine runs (see the load average: other builds may run in parallel). Latencies below are "
-                + "therefore an upper bound of what the bridge alone would show; the baseline ran under the same "
-                + "conditions, minutes apart. Change times cross the process boundary through `System.nanoTime()` "
+                + "therefore an upper bound of what the bridge alone would show; the steady-load latencies and the "
+                + "CPU of single changes were measured in alternating windows, each side in turn (see below). Change times cross the process boundary through `System.nanoTime()` "
                 + "(CLOCK_MONOTONIC, shared by both JVMs on Linux): at start, the load process's clock read between "
                 + "this process's readings before and after asking, " + fmt("%.3f ms", r.clockSkewNanos / 1e6)
                 + " apart.");
@@ -120,8 +122,11 @@ final class ResultsWriter {
         line("- **Changes**: " + fmt("%.0f", l.rate()) + " instance changes per second: one instance of a service "
                 + "comes back on a new port (the port carries the change id, which is how clients tell which change "
                 + "they see). Every " + l.probeEvery() + "th change goes to the probe service, to which every stream "
-                + "subscribes; the others go to services at random. Windows: " + fmt("%.0f", l.steadySeconds())
-                + " s with " + fmt("%,d", l.streams()) + " streams, " + fmt("%.0f", l.bigSeconds()) + " s with "
+                + "subscribes; the others go to services at random. Windows: " + l.pairs() + " pairs of "
+                + fmt("%.0f", l.pairSeconds()) + " s windows with " + fmt("%,d", l.streams())
+                + " streams on each side, alternating (bridge, baseline, bridge...); " + fmt("%.0f", l.steadySeconds())
+                + " s with " + fmt("%,d", l.streams()) + " streams and the istiod-like client (bridge), "
+                + fmt("%.0f", l.bigSeconds()) + " s with "
                 + fmt("%,d", l.bigStreams()) + " streams, " + fmt("%.0f", l.zkSeconds()) + " s of ZooKeeper writes.");
         line("- **ADS clients** (load JVM): half Delta, half SotW, each its own connection and stream, subscribed by "
                 + "name as proxyless gRPC does to the listener, route, cluster and load assignment of 10 services (the "
@@ -136,7 +141,11 @@ final class ResultsWriter {
     private void table() {
         line("## Figures");
         line();
-        line("Ratio = baseline / bridge (above 1: the bridge does better). 1 KB = 1,000 B, 1 MB = 10^6 B.");
+        line("Ratio = baseline / bridge (above 1: the bridge does better). The latency of the steady load and the CPU "
+                + "of single changes are measured in alternating windows (see below): their ratio is the median of the "
+                + "per-pair ratios, with the lowest and highest pair. The other ratios compare one measurement per side "
+                + "(cold ingest, ZooKeeper, many streams and the reconnect storm run one side after the other). "
+                + "1 KB = 1,000 B, 1 MB = 10^6 B.");
         line();
         line(
                 "| figure | goal on a 2-core machine | measured (bridge) | baseline (java-control-plane) | ratio | verdict |");
@@ -146,6 +155,89 @@ final class ResultsWriter {
                     + " | " + f.verdict().text + " |");
         }
         line();
+    }
+
+    /** The interleaved windows and blocks, pair by pair, with how busy the machine was in each. */
+    private void interleaved() {
+        Side b = r.bridge;
+        Side base = r.baseline;
+        if (b.windows.isEmpty() && b.blocks.isEmpty()) return;
+        line("## Interleaved windows");
+        line();
+        line(
+                "Both sides hold the same catalog at once, each with its own fleet of " + fmt("%,d", r.load.streams())
+                        + " streams (same subscriptions) connected; the harness sends the steady load to one side for "
+                        + fmt("%.0f", r.load.pairSeconds())
+                        + " s, then the same changes (same services, same order) to the "
+                        + "other, and so on. Machine busy: the share of both cores busy in the window, every process counted "
+                        + "(`/proc/stat`); bridge JVM: the cores this JVM used (the side under test, the harness and the idle "
+                        + "other side); GC: this JVM's collections in the window and their time (GarbageCollectorMXBean); load JVM: the clients' CPU; load average: `/proc/loadavg` when the window began.");
+        line();
+        if (!b.windows.isEmpty()) {
+            line(
+                    "| pair | side | machine busy | bridge JVM | GC | load JVM CPU | load average | Delta to all p50 / p99 "
+                            + "| SotW to all p99 | probe to all p99 | ratio p99 (baseline / bridge) |");
+            line("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+            for (int i = 0; i < Math.max(b.windows.size(), base.windows.size()); i++) {
+                for (Side side : new Side[] {b, base}) {
+                    if (i >= side.windows.size()) continue;
+                    Side.Window w = side.windows.get(i);
+                    String ratio = "";
+                    if (side == base && i < b.windows.size()) {
+                        double bp = num(b.windows.get(i).report, "delta.toAll.p99");
+                        double basep = num(w.report, "delta.toAll.p99");
+                        ratio = bp > 0 ? PairRatios.x(basep / bp) : "-";
+                    }
+                    line("| " + (i + 1) + " | " + side.name + " | " + percent(w.machineBusy) + " | "
+                            + fmt("%.2f cores", w.cores()) + " | "
+                            + fmt("%d, %d ms", w.gcCount, w.gcMillis) + " | "
+                            + fmt("%.0f ms", num(w.report, "worldCpuMs")) + " | " + w.loadBefore + " | "
+                            + fmt("%.0f / %.0f ms", num(w.report, "delta.toAll.p50"), num(w.report, "delta.toAll.p99"))
+                            + " | " + fmt("%.0f ms", num(w.report, "sotw.toAll.p99")) + " | "
+                            + fmt("%.0f ms", num(w.report, "all.probeToAll.p99")) + " | " + ratio + " |");
+                }
+            }
+            line();
+            PairRatios p99 = PairRatios.of(b.windows, base.windows, w -> num(w.report, "delta.toAll.p99"));
+            PairRatios p50 = PairRatios.of(b.windows, base.windows, w -> num(w.report, "delta.toAll.p50"));
+            PairRatios sotw = PairRatios.of(b.windows, base.windows, w -> num(w.report, "sotw.toAll.p99"));
+            line("Event to Delta response at every subscribed stream: " + p99.describe("p99") + "; "
+                    + p50.describe("p50") + ". SotW: " + sotw.describe("p99") + ".");
+            line();
+        }
+        if (!b.blocks.isEmpty()) {
+            line("Single changes, no client, in alternating blocks (each change published and applied before the next; "
+                    + "CPU and allocation of the side's change threads: bridge aggregator, xDS and MCP; baseline "
+                    + "aggregator and snapshot producer):");
+            line();
+            line("| pair | side | changes | CPU per change | allocated per change | machine busy | load average "
+                    + "| ratio CPU (baseline / bridge) |");
+            line("| --- | --- | --- | --- | --- | --- | --- | --- |");
+            for (int i = 0; i < Math.max(b.blocks.size(), base.blocks.size()); i++) {
+                for (Side side : new Side[] {b, base}) {
+                    if (i >= side.blocks.size()) continue;
+                    Side.Block k = side.blocks.get(i);
+                    String ratio = side == base && i < b.blocks.size()
+                            ? PairRatios.x(k.perChange().cpu()
+                                    / (double) Math.max(
+                                            1, b.blocks.get(i).perChange().cpu()))
+                            : "";
+                    line("| " + (i + 1) + " | " + side.name + " | " + k.changes() + " | "
+                            + fmt("%.3f ms", k.perChange().cpu() / 1e6) + " | "
+                            + fmt("%.1f KB", k.perChange().allocated() / 1e3) + " | " + percent(k.machineBusy())
+                            + " | " + k.load() + " | " + ratio + " |");
+                }
+            }
+            line();
+            line("CPU of one change: "
+                    + PairRatios.of(b.blocks, base.blocks, k -> k.perChange().cpu())
+                            .describe("CPU") + ".");
+            line();
+        }
+    }
+
+    private static String percent(double share) {
+        return share < 0 ? "?" : fmt("%.0f%%", 100 * share);
     }
 
     private void notes() {

@@ -22,6 +22,14 @@ final class Side {
 
         String loadAfter = "?";
 
+        /** The share of the whole machine (every core, every process) that was busy in the window, 0 to 1. */
+        double machineBusy = -1;
+
+        /** This JVM's garbage collections in the window, and the time they took (G1: mostly concurrent work too). */
+        long gcCount;
+
+        long gcMillis;
+
         boolean measured() {
             return !report.isEmpty();
         }
@@ -30,7 +38,32 @@ final class Side {
         double cores() {
             return processCpu / (double) Math.max(1, wall);
         }
+
+        /** Adds another window's costs, CPU, time and changes to this one (a side's windows pooled). */
+        void add(Window w) {
+            w.cost.forEach((g, c) -> cost.merge(g, c, ThreadCost.Cost::plus));
+            processCpu += w.processCpu;
+            gcCount += w.gcCount;
+            gcMillis += w.gcMillis;
+            wall += w.wall;
+            changes += w.changes;
+            if (profile == null) profile = w.profile;
+            if (loadBefore.equals("?")) loadBefore = w.loadBefore;
+            loadAfter = w.loadAfter;
+        }
     }
+
+    /**
+     * A block of single changes, no client, in the interleaved cost measurement: per change CPU and allocation of the
+     * side's change threads, and how busy the machine was.
+     */
+    record Block(int changes, ThreadCost.Cost perChange, double machineBusy, String load) {}
+
+    /** The interleaved steady windows of this side, in order (window k of the bridge pairs with window k of the baseline). */
+    final List<Window> windows = new ArrayList<>();
+
+    /** The interleaved blocks of single changes, in order. */
+    final List<Block> blocks = new ArrayList<>();
 
     final String name;
 

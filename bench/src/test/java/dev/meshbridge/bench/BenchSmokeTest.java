@@ -31,6 +31,8 @@ class BenchSmokeTest {
         assertThat(md)
                 .contains("## Machine", "| load average (1, 5, 15 min) at start |", "- **Date**: ", "- **Command**: `")
                 .contains("## Figures", "| figure | goal on a 2-core machine | measured (bridge) |")
+                // the bridge-versus-baseline ratios come from alternating windows, with the machine's load in each
+                .contains("## Interleaved windows", "| 2 | baseline |", "median of 2 interleaved pairs")
                 .doesNotContain("not measured", "### Errors during the run");
         List<String> rows = md.lines()
                 .dropWhile(l -> !l.startsWith("| figure |"))

@@ -59,6 +59,7 @@ public final class Bridge implements AutoCloseable {
     private List<RegistryConfig> mcpBridgeRegistries = List.of();
     private AdminServer admin;
     private ConfigFileWatcher fileWatcher;
+    private final HeapBudget heapBudget;
     private CatalogKeeper keeper;
     /** Registries whose services were loaded from the catalog file and have not synced since: served stale. */
     private final java.util.Set<String> staleRegistries = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -69,6 +70,7 @@ public final class Bridge implements AutoCloseable {
         this.aggregator = new ServiceAggregator(config.aggregator());
         this.metrics = new BridgeMetrics(meters, aggregator);
         this.reconciler = new RegistryReconciler(aggregator, providers, metrics::add, metrics::remove, runtime);
+        this.heapBudget = new HeapBudget(config.admin().heapBudgetPercent() / 100.0, meters);
     }
 
     /**
@@ -132,7 +134,8 @@ public final class Bridge implements AutoCloseable {
                     config.admin().token(),
                     this::readiness,
                     this::liveness,
-                    meters::scrape);
+                    meters::scrape,
+                    config.admin().maxConcurrentDebugRequests());
             admin.addAction("/admin/registries/", this::registryAction);
             admin.addDebugSource(new CatalogDebug(aggregator));
             admin.addDebugSource(new RegistriesDebug(reconciler::running, aggregator));
@@ -148,6 +151,16 @@ public final class Bridge implements AutoCloseable {
                     config.reload().interval(),
                     f -> BridgeConfig.load(f, providers),
                     this::reconfigure);
+            io.micrometer.core.instrument.FunctionCounter.builder(
+                            "meshbridge.config.reloads", fileWatcher, ConfigFileWatcher::appliedCount)
+                    .description("run-time edits of the configuration file, applied or refused")
+                    .tag("result", "applied")
+                    .register(meters);
+            io.micrometer.core.instrument.FunctionCounter.builder(
+                            "meshbridge.config.reloads", fileWatcher, ConfigFileWatcher::refusedCount)
+                    .description("run-time edits of the configuration file, applied or refused")
+                    .tag("result", "refused")
+                    .register(meters);
         }
         log.info(
                 "bridge started: {} registries; xDS on {}:{}",
@@ -211,9 +224,31 @@ public final class Bridge implements AutoCloseable {
         return java.util.Set.copyOf(staleRegistries);
     }
 
-    /** Applies a changed, valid configuration: registries are reconciled; other sections need a restart. */
-    synchronized void reconfigure(BridgeConfig next) {
+    /**
+     * Applies a changed, valid configuration: registries are reconciled; other sections need a restart. An edit that
+     * removes registries the file does not confirm ({@code reload.confirmRemoval}) is refused: an empty, cut or
+     * half-written file looks just like one that removes registries, and the running state stays.
+     *
+     * @return false when the edit was refused
+     */
+    synchronized boolean reconfigure(BridgeConfig next) {
         BridgeConfig previous = config;
+        java.util.Set<String> kept = new java.util.HashSet<>();
+        for (RegistryConfig r : next.registries()) kept.add(r.name());
+        List<String> unconfirmed = new ArrayList<>();
+        for (RegistryConfig r : previous.registries()) {
+            if (!kept.contains(r.name()) && !next.reload().removalConfirmed(r.name())) unconfirmed.add(r.name());
+        }
+        if (!unconfirmed.isEmpty()) {
+            String what = next.registries().isEmpty()
+                    ? "removes every registry (an empty or cut file looks the same)"
+                    : "removes registries " + unconfirmed + " (a cut file looks the same)";
+            log.error(
+                    "config: the edit {}; refused, the running registries stay. To remove them, list them in"
+                            + " reload.confirmRemoval (\"*\" for any) in the same edit",
+                    what);
+            return false;
+        }
         config = next;
         reconciler.apply(registries());
         if (!next.ingress().equals(previous.ingress())) log.warn("config: ingress changes apply after a restart");
@@ -222,8 +257,10 @@ public final class Bridge implements AutoCloseable {
         if (!next.admin().equals(previous.admin())) log.warn("config: admin changes apply after a restart");
         if (!next.xds().equals(previous.xds())) log.warn("config: xds changes apply after a restart");
         if (!next.mcp().equals(previous.mcp())) log.warn("config: mcp changes apply after a restart");
-        if (!next.reload().equals(previous.reload())) log.warn("config: reload changes apply after a restart");
+        if (!next.reload().withoutConfirmation().equals(previous.reload().withoutConfirmation()))
+            log.warn("config: reload changes apply after a restart");
         if (!next.data().equals(previous.data())) log.warn("config: data changes apply after a restart");
+        return true;
     }
 
     /** The registries an McpBridge resource configures changed: reconcile them together with the file's. */
@@ -460,6 +497,7 @@ public final class Bridge implements AutoCloseable {
     public void close() {
         if (!closed.compareAndSet(false, true)) return;
         if (fileWatcher != null) fileWatcher.close();
+        heapBudget.close();
         if (admin != null) admin.close();
         if (ingress != null) ingress.close();
         reconciler.close();

@@ -11,7 +11,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,16 +28,20 @@ final class ConfigFileWatcher implements AutoCloseable {
         BridgeConfig load(Path file) throws ConfigException;
     }
 
+    /** Applies a valid configuration; false when it refuses it (the running state stays). */
+    interface Applier {
+        boolean apply(BridgeConfig config);
+    }
+
     private final Path file;
     private final Loader loader;
-    private final Consumer<BridgeConfig> onChange;
+    private final Applier onChange;
     private final ScheduledExecutorService scheduler;
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong applied = new AtomicLong();
     private byte[] lastContent;
 
-    ConfigFileWatcher(
-            Path file, byte[] initialContent, Duration interval, Loader loader, Consumer<BridgeConfig> onChange) {
+    ConfigFileWatcher(Path file, byte[] initialContent, Duration interval, Loader loader, Applier onChange) {
         this.file = file;
         this.lastContent = initialContent;
         this.loader = loader;
@@ -71,10 +74,13 @@ final class ConfigFileWatcher implements AutoCloseable {
                     "config file={} changed but is refused; the running configuration stays. {}", file, e.getMessage());
             return;
         }
-        applied.incrementAndGet();
         log.info("config file={} changed; applying", file);
         try {
-            onChange.accept(config);
+            if (onChange.apply(config)) {
+                applied.incrementAndGet();
+            } else {
+                refused.incrementAndGet();
+            }
         } catch (RuntimeException e) {
             log.error("applying the changed configuration failed", e);
         }

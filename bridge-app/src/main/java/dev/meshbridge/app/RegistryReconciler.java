@@ -6,6 +6,7 @@ import dev.meshbridge.core.spi.RegistryStatus;
 import dev.meshbridge.core.spi.RegistryWatcher;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.util.LogText;
 import dev.meshbridge.core.watch.WatcherRuntime;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -23,7 +24,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>a new name starts a watcher;
- *   <li>a removed name stops its watcher and removes its services from the catalog at once;
+ *   <li>a removed name stops its watcher and removes its services from the catalog, after the new names' watchers
+ *       have had their first sync (or their {@code syncTimeout} passed): make before break, so a renamed registry's
+ *       services are never missing in between;
  *   <li>a changed entry (not {@code equals}) restarts only that watcher; its services stay in the catalog meanwhile,
  *       and the new watcher's first full sync removes what it no longer finds; the new watcher counts as ready
  *       while it resyncs when the old one had synced (its state is still served);
@@ -78,15 +81,7 @@ public final class RegistryReconciler implements AutoCloseable {
         Map<String, RegistryConfig> wanted = new LinkedHashMap<>();
         for (RegistryConfig c : configs) wanted.put(c.name(), c);
 
-        for (String name : List.copyOf(running.keySet())) {
-            if (!wanted.containsKey(name)) {
-                Running r = running.remove(name);
-                stop(r);
-                aggregator.removeRegistry(name);
-                onRemoved.accept(r.status());
-                actions.add("removed " + name);
-            }
-        }
+        List<Running> started = new ArrayList<>();
         for (RegistryConfig c : wanted.values()) {
             Running r = running.get(c.name());
             if (r != null && r.config().equals(c)) continue;
@@ -99,10 +94,34 @@ public final class RegistryReconciler implements AutoCloseable {
             } else {
                 actions.add("started " + c.name());
             }
-            running.put(c.name(), start(c, previous));
+            Running next = start(c, previous);
+            running.put(c.name(), next);
+            if (r == null) started.add(next);
+        }
+        List<String> removed = new ArrayList<>();
+        for (String name : running.keySet()) {
+            if (!wanted.containsKey(name)) removed.add(name);
+        }
+        if (!removed.isEmpty()) awaitFirstSync(started);
+        for (String name : removed) {
+            Running r = running.remove(name);
+            stop(r);
+            aggregator.removeRegistry(name);
+            onRemoved.accept(r.status());
+            actions.add("removed " + name);
         }
         for (String a : actions) log.info("registries: {}", a);
         return actions;
+    }
+
+    /** Waits until each new registry has synced once or passed its {@code syncTimeout} (make before break). */
+    private static void awaitFirstSync(List<Running> started) {
+        for (Running r : started) {
+            long deadline = System.nanoTime() + r.config().syncTimeout().toNanos();
+            while (r.watcher() != null && !r.status().hasSynced() && System.nanoTime() < deadline) {
+                java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L);
+            }
+        }
     }
 
     private Running start(RegistryConfig config, RegistryStatus previous) {
@@ -115,7 +134,11 @@ public final class RegistryReconciler implements AutoCloseable {
         try {
             watcher = provider.create(config, new WatcherContext(config, aggregator, status, runtime));
             watcher.start();
-            log.info("registry={} type={} addresses={} watching", config.name(), config.type(), config.addresses());
+            log.info(
+                    "registry={} type={} addresses={} watching",
+                    config.name(),
+                    config.type(),
+                    config.addresses().stream().map(LogText::safe).toList());
         } catch (RuntimeException e) {
             status.error("cannot start the watcher", e);
             status.disconnected("watcher failed to start: " + e.getMessage());

@@ -239,7 +239,7 @@ class BridgeTest {
                     name: one
                     addresses: [x]
                     services: [a]
-                """));
+                """).replace("reload: {interval: 1h}", "reload: {interval: 1h, confirmRemoval: [two, three]}"));
         await().until(() -> bridge.aggregator().current().services().keySet().equals(java.util.Set.of("a.fixed")));
         assertThat(get("/metrics").body()).doesNotContain("registry=\"two\"").contains("registry=\"one\"");
     }
@@ -412,5 +412,168 @@ class BridgeTest {
                 .isNull();
         assertThat(dev.meshbridge.app.admin.AdminServer.refusal(remote, "Bearer x", token))
                 .isNotNull();
+    }
+
+    private static final String TWO_REGISTRIES = config("""
+              - type: fixed
+                name: one
+                addresses: [x]
+                services: [a]
+              - type: fixed
+                name: two
+                addresses: [x]
+                services: [b]
+            """);
+
+    @Test
+    void reload_emptyFile_isRefused_andEveryRegistryKeepsServing() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+
+        rewrite("");
+
+        assertThat(bridge.reconciler().running())
+                .extracting(r -> r.config().name())
+                .containsExactly("one", "two");
+        assertThat(bridge.aggregator().flushNow().join().services().keySet())
+                .containsExactlyInAnyOrder("a.fixed", "b.fixed");
+        assertThat(get("/metrics").body()).contains("meshbridge_config_reloads_total{result=\"refused\"} 1.0");
+    }
+
+    @Test
+    void reload_fileCutAfterItsFirstRegistry_isRefused() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+
+        rewrite(TWO_REGISTRIES.substring(0, TWO_REGISTRIES.indexOf("  - type: fixed\n    name: two")));
+
+        assertThat(bridge.reconciler().running())
+                .extracting(r -> r.config().name())
+                .containsExactly("one", "two");
+        assertThat(bridge.aggregator().flushNow().join().services().keySet())
+                .containsExactlyInAnyOrder("a.fixed", "b.fixed");
+    }
+
+    /**
+     * Every cut of the file (as an editor's save, a ConfigMap update or a copy that failed half way leaves it) keeps
+     * every registry running: a cut either does not parse, or removes registries without the confirmation, and is
+     * refused. A cut inside the last entry that still parses (its last options missing) is a valid edit of that
+     * registry and is applied; the whole file puts it back.
+     */
+    @Test
+    void reload_theFileCutAtAnyByte_neverRemovesARegistry() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+        long refusedBefore = refusedReloads();
+
+        int cuts = 0;
+        for (int cut = 0; cut < TWO_REGISTRIES.length() - 1; cut++, cuts++) {
+            rewrite(TWO_REGISTRIES.substring(0, cut));
+            assertThat(bridge.reconciler().running())
+                    .as("registries after a file cut at byte %d", cut)
+                    .extracting(r -> r.config().name())
+                    .containsExactly("one", "two");
+        }
+        long refused = refusedReloads() - refusedBefore;
+        System.out.printf("file cut at %d bytes: %d edits refused, the others parsed%n", cuts, refused);
+        assertThat(refused).isGreaterThan(cuts * 9L / 10);
+
+        rewrite(TWO_REGISTRIES);
+        await().until(() ->
+                bridge.aggregator().current().services().keySet().equals(java.util.Set.of("a.fixed", "b.fixed")));
+    }
+
+    private long refusedReloads() throws Exception {
+        String m = get("/metrics").body();
+        var matcher = java.util.regex.Pattern.compile("meshbridge_config_reloads_total\\{result=\"refused\"} ([0-9.]+)")
+                .matcher(m);
+        return matcher.find() ? (long) Double.parseDouble(matcher.group(1)) : 0;
+    }
+
+    @Test
+    void reload_removingEveryRegistry_needsTheExplicitConfirmation() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+
+        rewrite("admin: {port: 0}\nreload: {interval: 1h}\nregistries: []\n");
+        assertThat(bridge.reconciler().running()).hasSize(2);
+
+        rewrite("admin: {port: 0}\nreload: {interval: 1h, confirmRemoval: [\"*\"]}\nregistries: []\n");
+        assertThat(bridge.reconciler().running()).isEmpty();
+        await().until(() -> bridge.aggregator().current().serviceCount() == 0);
+    }
+
+    @Test
+    void reload_renamedRegistry_isMakeBeforeBreak_itsServicesAreNeverMissing() throws Exception {
+        start(TWO_REGISTRIES);
+        await().until(() -> bridge.aggregator().current().serviceCount() == 2);
+        java.util.List<java.util.Set<String>> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        bridge.aggregator()
+                .subscribe(s -> seen.add(java.util.Set.copyOf(s.services().keySet())))
+                .join();
+
+        rewrite(TWO_REGISTRIES
+                .replace("name: two", "name: deux")
+                .replace("reload: {interval: 1h}", "reload: {interval: 1h, confirmRemoval: [two]}"));
+        await().until(() -> bridge.reconciler().running().stream()
+                .map(r -> r.config().name())
+                .toList()
+                .equals(java.util.List.of("one", "deux")));
+        bridge.aggregator().flushNow().join();
+
+        assertThat(seen)
+                .isNotEmpty()
+                .allSatisfy(services -> assertThat(services).contains("a.fixed", "b.fixed"));
+    }
+
+    @Test
+    void debugRegistries_withAConsulRegistryAndItsToken_rendersWithTheTokenMasked() throws Exception {
+        start(config("""
+                  - type: consul
+                    name: c1
+                    addresses: ["127.0.0.1:1"]
+                    consulToken: s3cr3t-token-value
+                """));
+
+        HttpResponse<String> page = get("/debug/registries");
+
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("\"name\" : \"c1\"").doesNotContain("s3cr3t-token-value");
+    }
+
+    @Test
+    void debugRegistries_everyRegistryTypeWithItsCredentials_rendersWithNoSecretAnywhere() throws Exception {
+        start(config("""
+                  - type: consul
+                    name: c1
+                    addresses: ["http://admin:S3cretPass1@127.0.0.1:1"]
+                    consulToken: S3cretPass2
+                  - type: nacos
+                    name: n1
+                    addresses: ["127.0.0.1:1"]
+                    nacosUsername: nacos
+                    nacosPassword: S3cretPass3
+                    nacosAccessKey: ak
+                    nacosSecretKey: S3cretPass4
+                  - type: zookeeper
+                    name: z1
+                    addresses: ["127.0.0.1:1"]
+                    username: dubbo
+                    password: S3cretPass5
+                  - type: eureka
+                    name: e1
+                    addresses: ["http://127.0.0.1:1/eureka"]
+                    username: eureka
+                    password: S3cretPass6
+                """));
+
+        HttpResponse<String> page = get("/debug/registries");
+
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body())
+                .contains("\"name\" : \"c1\"", "\"name\" : \"n1\"", "\"name\" : \"z1\"", "\"name\" : \"e1\"")
+                .contains("127.0.0.1:1")
+                .doesNotContain("S3cretPass");
+        assertThat(get("/metrics").body()).doesNotContain("S3cretPass");
     }
 }

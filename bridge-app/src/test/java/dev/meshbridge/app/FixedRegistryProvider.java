@@ -26,7 +26,7 @@ public final class FixedRegistryProvider implements RegistryWatcherProvider {
     static final AtomicInteger STOPS = new AtomicInteger();
 
     /** Options of the fixed type. */
-    record Options(List<String> services, String ip, boolean sync) {}
+    record Options(List<String> services, String ip, boolean sync, int endpoints) {}
 
     @Override
     public String type() {
@@ -40,7 +40,26 @@ public final class FixedRegistryProvider implements RegistryWatcherProvider {
 
     @Override
     public Object parseOptions(ConfigNode entry) {
-        return new Options(entry.strings("services"), entry.string("ip", "10.0.0.1"), entry.bool("sync", true));
+        return new Options(
+                entry.strings("services"),
+                entry.string("ip", "10.0.0.1"),
+                entry.bool("sync", true),
+                entry.integer("endpoints", 1, 1, 65_536));
+    }
+
+    /** One endpoint at {@code ip}, or {@code endpoints} of them at 10.(i/65536).(i/256%256).(i%256). */
+    private static List<Endpoint> endpoints(Options o) {
+        if (o.endpoints() == 1)
+            return List.of(Endpoint.builder(o.ip()).port("http", 8080).build());
+        List<Endpoint> out = new java.util.ArrayList<>();
+        for (int i = 1; i <= o.endpoints(); i++) {
+            out.add(Endpoint.builder("10." + (i >> 16) + "." + ((i >> 8) & 255) + "." + (i & 255))
+                    .port("http", 8080)
+                    .label("version", "v" + (i % 3))
+                    .label("zone", "zone-" + (i % 5))
+                    .build());
+        }
+        return out;
     }
 
     @Override
@@ -60,9 +79,7 @@ public final class FixedRegistryProvider implements RegistryWatcherProvider {
                                     key,
                                     s + ".fixed",
                                     List.of(new ServicePort("http", 80, Protocol.HTTP)),
-                                    List.of(Endpoint.builder(o.ip())
-                                            .port("http", 8080)
-                                            .build())));
+                                    endpoints(o)));
                 }
                 if (!o.sync()) return;
                 context.events().accept(new RegistrySynced(config.name(), keys));

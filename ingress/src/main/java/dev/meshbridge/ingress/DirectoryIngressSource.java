@@ -170,6 +170,20 @@ public final class DirectoryIngressSource implements AutoCloseable {
         try {
             ManifestFile.Parsed parsed =
                     ManifestFile.parse(file.toString(), new String(content, StandardCharsets.UTF_8), translator);
+            if (isEmpty(parsed) && state.good != null && !isEmpty(state.good)) {
+                // an editor's save, a ConfigMap update or a copy caught half way looks like this: keep what it had
+                refused.increment();
+                refusedFiles.put(
+                        file,
+                        List.of(file + ": the file is empty (no object) where it had "
+                                + ManifestFile.summary(state.good) + "; delete the file to remove its objects"));
+                log.error(
+                        "ingress file={} refused: it is empty now, its last valid version ({}) stays in effect; delete"
+                                + " the file to remove its objects",
+                        file,
+                        ManifestFile.summary(state.good));
+                return false;
+            }
             state.good = parsed;
             refusedFiles.remove(file);
             applied.increment();
@@ -186,6 +200,10 @@ public final class DirectoryIngressSource implements AutoCloseable {
                     String.join("\n  ", e.problems()));
             return false;
         }
+    }
+
+    private static boolean isEmpty(ManifestFile.Parsed p) {
+        return p.ingresses().isEmpty() && p.classes().isEmpty() && p.secrets().isEmpty();
     }
 
     private void rebuild() {

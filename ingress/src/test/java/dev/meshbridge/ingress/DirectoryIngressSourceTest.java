@@ -266,6 +266,35 @@ class DirectoryIngressSourceTest {
     }
 
     @Test
+    void aFileThatBecomesEmpty_isRefused_itsRoutesStay_deletingTheFileRemovesThem() throws IOException {
+        write(
+                "orders.yaml",
+                Manifests.registryIngress("shop", "orders", "shop.example.com", "/orders", "orders.dubbo"));
+        start();
+        awaitRoutes("shop.example.com Prefix /orders -> 100 orders.dubbo [shop/orders]");
+        Path orders = dir.resolve("orders.yaml");
+
+        // what a truncating editor, a failed copy or an emptied ConfigMap key leaves: nothing, or only a comment
+        for (String empty : new String[] {"", "\n", "# orders\n", "---\n"}) {
+            write("orders.yaml", empty);
+            await().atMost(WAIT)
+                    .untilAsserted(() -> assertThat(controller.refusedFiles().get(orders))
+                            .singleElement()
+                            .asString()
+                            .contains("the file is empty")
+                            .contains("delete the file"));
+            awaitRoutes("shop.example.com Prefix /orders -> 100 orders.dubbo [shop/orders]");
+            write(
+                    "orders.yaml",
+                    Manifests.registryIngress("shop", "orders", "shop.example.com", "/orders", "orders.dubbo"));
+            await().atMost(WAIT).until(() -> controller.refusedFiles().isEmpty());
+        }
+
+        Files.delete(orders);
+        awaitRoutes();
+    }
+
+    @Test
     void malformedFile_neverValid_contributesNothing_andEveryProblemIsListed() throws IOException {
         write("bad.yaml", """
                 apiVersion: networking.k8s.io/v1

@@ -97,8 +97,8 @@ class McpBridgeConverterTest {
                         "spec.registries[2].name: required field is missing",
                         "spec.registries[1].zkServicePath: unknown field; did you mean 'zkServicesPath'? (known here:"
                                 + " addresses, deletionGuard, domain, emptyServiceGrace, emptyServicePolicy,"
-                                + " hostNameRefresh, name, nonIpAddress, port, reregistrationWindow, servicePorts,"
-                                + " syncTimeout, type, warmUp, zkServicesPath)");
+                                + " hostNameRefresh, limits, name, nonIpAddress, port, reregistrationWindow,"
+                                + " servicePorts, syncTimeout, type, warmUp, zkServicesPath)");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.meshbridge.mcp;
 
+import dev.meshbridge.ads.TlsOptions;
 import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.naming.Dns1123;
 import dev.meshbridge.core.naming.HostTemplate;
@@ -37,6 +38,8 @@ import java.util.TreeMap;
  *     default 60s)
  * @param maxConnectionAge after this long an istiod connection is asked to reconnect, which spreads istiods over
  *     bridge replicas after a scale-up (0, the default, never)
+ * @param limits what the server grants its clients ({@code mcp.limits:})
+ * @param tls TLS and client authorization of the server ({@code mcp.tls}); plaintext by default
  */
 public record McpOptions(
         boolean enabled,
@@ -51,7 +54,9 @@ public record McpOptions(
         Ingress ingress,
         Duration minPushInterval,
         Duration keepaliveTime,
-        Duration maxConnectionAge) {
+        Duration maxConnectionAge,
+        dev.meshbridge.ads.AdsLimits limits,
+        TlsOptions tls) {
 
     public static final int DEFAULT_PORT = 15051;
     public static final String DEFAULT_NAMESPACE = "meshbridge";
@@ -194,6 +199,8 @@ public record McpOptions(
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(minPushInterval, "minPushInterval");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(tls, "tls");
         if (minPushInterval.isNegative()) throw new IllegalArgumentException("minPushInterval must not be negative");
     }
 
@@ -222,6 +229,8 @@ public record McpOptions(
         b.minPushInterval = minPushInterval;
         b.keepaliveTime = keepaliveTime;
         b.maxConnectionAge = maxConnectionAge;
+        b.limits = limits;
+        b.tls = tls;
         return b;
     }
 
@@ -280,6 +289,8 @@ public record McpOptions(
         else if (!maxAge.isZero() && maxAge.compareTo(Duration.ofSeconds(1)) < 0)
             section.problem("maxConnectionAge", "must be at least 1s (or 0 for never)");
         else b.maxConnectionAge(maxAge);
+        b.limits(dev.meshbridge.ads.AdsLimits.parse(section.section("limits")));
+        b.tls(TlsOptions.parse(section.section("tls")));
         return b.build();
     }
 
@@ -328,6 +339,18 @@ public record McpOptions(
         private Duration minPushInterval = DEFAULT_MIN_PUSH_INTERVAL;
         private Duration keepaliveTime = DEFAULT_KEEPALIVE_TIME;
         private Duration maxConnectionAge = Duration.ZERO;
+        private dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.DEFAULTS;
+        private TlsOptions tls = TlsOptions.DISABLED;
+
+        public Builder tls(TlsOptions tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        public Builder limits(dev.meshbridge.ads.AdsLimits limits) {
+            this.limits = limits;
+            return this;
+        }
 
         private Builder() {}
 
@@ -414,7 +437,9 @@ public record McpOptions(
                     ingress,
                     minPushInterval,
                     keepaliveTime,
-                    maxConnectionAge);
+                    maxConnectionAge,
+                    limits,
+                    tls);
         }
     }
 }

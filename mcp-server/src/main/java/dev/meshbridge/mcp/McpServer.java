@@ -6,6 +6,7 @@ import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.ads.AdsOptions;
 import dev.meshbridge.ads.AdsServer;
+import dev.meshbridge.ads.ServerTls;
 import dev.meshbridge.core.admin.DebugSource;
 import dev.meshbridge.core.aggregate.SnapshotListener;
 import dev.meshbridge.core.model.MeshService;
@@ -70,7 +71,6 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(McpServer.class);
     private static final int DEFAULT_DEBUG_LIMIT = 200;
-    private static final int MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 
     /** The one node role of the MCP server's clients. */
     private static final List<String> ROLES = List.of("istiod");
@@ -109,12 +109,13 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                         options.port(),
                         options.keepaliveTime(),
                         options.maxConnectionAge(),
-                        MAX_REQUEST_BYTES,
+                        options.limits(),
                         options.initialSyncTimeout(),
                         options.minPushInterval()),
                 McpKind.TYPES,
                 meterRegistry,
                 clock);
+        ads.tls(options.tls());
         this.engine = ads.engine();
         engine.roles(node -> 0, ROLES);
     }
@@ -566,7 +567,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             List<RouteView> routesSkipped,
             List<String> routesUnavailable,
             List<ServedView> served,
-            boolean servedTruncated) {}
+            boolean servedTruncated,
+            ServerTls.View tls) {}
 
     /** Ingress resources of a host that are not served, and why. */
     public record RouteView(String host, String name, List<String> reasons) {}
@@ -662,6 +664,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 routesSkipped,
                 routesUnavailable,
                 served,
-                truncated);
+                truncated,
+                ads.tlsView());
     }
 }

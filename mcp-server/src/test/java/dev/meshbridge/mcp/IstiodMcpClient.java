@@ -116,10 +116,17 @@ final class IstiodMcpClient implements AutoCloseable {
     private boolean completed;
 
     IstiodMcpClient(int port, List<String> pilotTypes) {
-        this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port)
-                .usePlaintext()
-                .maxInboundMessageSize(Integer.MAX_VALUE)
-                .build();
+        this(
+                NettyChannelBuilder.forAddress("127.0.0.1", port)
+                        .usePlaintext()
+                        .maxInboundMessageSize(Integer.MAX_VALUE)
+                        .build(),
+                pilotTypes);
+    }
+
+    /** A client on a channel of the test's making (TLS, as istiod's {@code tlsSettings}); the client closes it. */
+    IstiodMcpClient(ManagedChannel channel, List<String> pilotTypes) {
+        this.channel = channel;
         List<String> all = new ArrayList<>();
         all.add(MESH_CONFIG);
         all.addAll(pilotTypes);

@@ -44,6 +44,9 @@ final class XdsCore {
     private final TreeMap<String, EnvoySidecarTranslator.Entry> sidecarEntries = new TreeMap<>();
 
     private boolean sidecarTranslated;
+    /** A sidecar entry changed since the sidecar resources were last made (their translation was put off). */
+    private boolean sidecarPending;
+
     private long sidecarTranslations;
     private final XdsMetrics metrics;
     private final ResourceIndex index;
@@ -120,6 +123,20 @@ final class XdsCore {
 
     /** Applies a snapshot: incrementally when it follows the last one seen, as a rebuild otherwise. */
     void applySnapshot(MeshSnapshot next) {
+        applySnapshot(next, false);
+    }
+
+    /**
+     * Applies a snapshot.
+     *
+     * @param later true when a later snapshot is already waiting to be applied on this thread: when this one only
+     *     adds services, the sidecars' outbound listeners (made again from every service) are put off to a later
+     *     snapshot, so that a burst of new services, as in a registry's first sync, costs one such translation instead
+     *     of one per snapshot (quadratic in the catalog before). A new service's cluster may then reach a sidecar
+     *     before its route, as make-before-break does anyway; a removal or a change is never put off, so a route never
+     *     names a cluster that is gone.
+     */
+    void applySnapshot(MeshSnapshot next, boolean later) {
         long start = System.nanoTime();
         index.takeChanges();
         boolean incremental = lastSequence >= 0 && next.sequence() == lastSequence + 1;
@@ -161,7 +178,7 @@ final class XdsCore {
                     next.serviceCount(),
                     translated);
         }
-        if (sidecarTranslator != null) applySidecar(next, incremental);
+        if (sidecarTranslator != null) applySidecar(next, incremental, later);
         if (ingressTranslator != null) applyIngress(next, incremental);
         lastSequence = next.sequence();
         snapshot = next;
@@ -308,8 +325,9 @@ final class XdsCore {
      * its routes (its served ports, its Dubbo interfaces); an endpoint change costs one comparison per changed host.
      * The result is diffed per resource, so only the route configurations that differ are pushed.
      */
-    private void applySidecar(MeshSnapshot next, boolean incremental) {
-        boolean changed = !sidecarTranslated;
+    private void applySidecar(MeshSnapshot next, boolean incremental, boolean later) {
+        boolean changed = !sidecarTranslated || sidecarPending;
+        boolean onlyAdded = true;
         Set<String> hosts = new HashSet<>();
         if (incremental) {
             hosts.addAll(next.changed());
@@ -324,9 +342,17 @@ final class XdsCore {
             EnvoySidecarTranslator.Entry e =
                     served == null || s == null ? null : EnvoySidecarTranslator.entry(s, served);
             EnvoySidecarTranslator.Entry old = e == null ? sidecarEntries.remove(h) : sidecarEntries.put(h, e);
-            if (!java.util.Objects.equals(old, e)) changed = true;
+            if (!java.util.Objects.equals(old, e)) {
+                changed = true;
+                if (old != null) onlyAdded = false;
+            }
         }
         if (!changed) return;
+        if (later && onlyAdded && sidecarTranslated) {
+            sidecarPending = true;
+            return;
+        }
+        sidecarPending = false;
         SidecarResources translated = sidecarTranslator.translate(sidecarEntries);
         sidecarTranslated = true;
         sidecarTranslations++;
@@ -381,6 +407,7 @@ final class XdsCore {
                         index.sidecar().resources().stream()
                                 .map(r -> r.type().shortName() + " " + r.name())
                                 .toList(),
-                        index.sidecar().notes()));
+                        index.sidecar().notes()),
+                null);
     }
 }

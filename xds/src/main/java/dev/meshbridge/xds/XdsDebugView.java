@@ -1,6 +1,7 @@
 package dev.meshbridge.xds;
 
 import dev.meshbridge.ads.AdsClientView;
+import dev.meshbridge.ads.ServerTls;
 import java.util.List;
 import java.util.Map;
 
@@ -14,6 +15,7 @@ import java.util.Map;
  * @param skipped endpoints and resources currently left out, with the reason
  * @param ingress what the Ingress routes give Envoy
  * @param sidecar what the sidecars' outbound listeners give Envoy, and what they leave out
+ * @param tls the server's TLS mode, certificate (subject, serial, expiry) and refused clients; null before it is set
  */
 public record XdsDebugView(
         Catalog catalog,
@@ -21,7 +23,13 @@ public record XdsDebugView(
         List<AdsClientView> clients,
         List<ServiceResources.Skipped> skipped,
         Ingress ingress,
-        Sidecar sidecar) {
+        Sidecar sidecar,
+        ServerTls.View tls) {
+
+    /** The same view with the server's TLS part. */
+    public XdsDebugView withTls(ServerTls.View tls) {
+        return new XdsDebugView(catalog, resources, clients, skipped, ingress, sidecar, tls);
+    }
 
     /** The snapshot being served. */
     public record Catalog(long sequence, String version, int services, long endpoints) {}

@@ -1,5 +1,6 @@
 package dev.meshbridge.xds;
 
+import dev.meshbridge.ads.TlsOptions;
 import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
@@ -28,7 +29,12 @@ import java.util.Set;
  *     lets the server answer as soon as every registry has synced or passed its own {@code syncTimeout}); 0 answers
  *     at once
  * @param nodeRoles how a client's role (gateway, sidecar, proxyless) is told from its node
+ * @param limits what the server grants its clients ({@code xds.limits:})
+ * @param sdsClients the clients that may receive SDS secrets (Ingress TLS keys), by address ({@code
+ *     xds.sds.allowedClients}); others are answered with no secrets. Until the server authenticates clients (mTLS),
+ *     the default is {@code loopback} only
  * @param sidecar the outbound listeners sidecars and egress proxies get
+ * @param tls TLS and client authorization of the server ({@code xds.tls}); plaintext by default
  */
 public record XdsOptions(
         String bindAddress,
@@ -42,7 +48,10 @@ public record XdsOptions(
         int healthyPanicThreshold,
         Duration initialSyncTimeout,
         NodeRoles nodeRoles,
-        SidecarOptions sidecar) {
+        dev.meshbridge.ads.AdsLimits limits,
+        dev.meshbridge.ads.ClientNetworks sdsClients,
+        SidecarOptions sidecar,
+        TlsOptions tls) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -58,7 +67,10 @@ public record XdsOptions(
             0,
             Duration.ofSeconds(30),
             NodeRoles.DEFAULTS,
-            SidecarOptions.DEFAULTS);
+            dev.meshbridge.ads.AdsLimits.DEFAULTS,
+            dev.meshbridge.ads.ClientNetworks.LOOPBACK,
+            SidecarOptions.DEFAULTS,
+            TlsOptions.DISABLED);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -105,7 +117,10 @@ public record XdsOptions(
         Objects.requireNonNull(ingress, "ingress");
         Objects.requireNonNull(initialSyncTimeout, "initialSyncTimeout");
         Objects.requireNonNull(nodeRoles, "nodeRoles");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(sdsClients, "sdsClients");
         Objects.requireNonNull(sidecar, "sidecar");
+        Objects.requireNonNull(tls, "tls");
         if (initialSyncTimeout.isNegative())
             throw new IllegalArgumentException("initialSyncTimeout must not be negative");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port " + port + " is out of 0..65535");
@@ -132,7 +147,10 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar);
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
@@ -148,7 +166,10 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar);
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
     }
 
     public XdsOptions withInitialSyncTimeout(Duration timeout) {
@@ -164,7 +185,10 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 timeout,
                 nodeRoles,
-                sidecar);
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
     }
 
     public XdsOptions withNodeRoles(NodeRoles roles) {
@@ -180,7 +204,10 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 roles,
-                sidecar);
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
@@ -196,7 +223,10 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar);
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
     }
 
     /** The same options with an 11-argument shape (no sidecar section): sidecars get the default listeners. */
@@ -224,7 +254,29 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                SidecarOptions.DEFAULTS);
+                dev.meshbridge.ads.AdsLimits.DEFAULTS,
+                dev.meshbridge.ads.ClientNetworks.LOOPBACK,
+                SidecarOptions.DEFAULTS,
+                TlsOptions.DISABLED);
+    }
+
+    public XdsOptions withTls(TlsOptions tls) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
     }
 
     public XdsOptions withSidecar(SidecarOptions sidecar) {
@@ -240,7 +292,48 @@ public record XdsOptions(
                 healthyPanicThreshold,
                 initialSyncTimeout,
                 nodeRoles,
-                sidecar);
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
+    }
+
+    public XdsOptions withLimits(dev.meshbridge.ads.AdsLimits limits) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                sdsClients,
+                sidecar,
+                tls);
+    }
+
+    public XdsOptions withSdsClients(dev.meshbridge.ads.ClientNetworks clients) {
+        return new XdsOptions(
+                bindAddress,
+                port,
+                connectTimeout,
+                grpcListeners,
+                lbMetadataLabels,
+                keepaliveTime,
+                maxConnectionAge,
+                ingress,
+                healthyPanicThreshold,
+                initialSyncTimeout,
+                nodeRoles,
+                limits,
+                clients,
+                sidecar,
+                tls);
     }
 
     /** The translator options these give. */
@@ -306,7 +399,18 @@ public record XdsOptions(
             hold = DEFAULTS.initialSyncTimeout();
         }
         NodeRoles roles = NodeRoles.parse(section.section("nodeRoles"));
+        dev.meshbridge.ads.AdsLimits limits = dev.meshbridge.ads.AdsLimits.parse(section.section("limits"));
+        dev.meshbridge.ads.ClientNetworks sds = dev.meshbridge.ads.ClientNetworks.LOOPBACK;
+        ConfigNode sdsSection = section.section("sds");
+        if (sdsSection.has("allowedClients")) {
+            try {
+                sds = dev.meshbridge.ads.ClientNetworks.parse(sdsSection.strings("allowedClients"));
+            } catch (IllegalArgumentException e) {
+                sdsSection.problem("allowedClients", e.getMessage());
+            }
+        }
         SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
+        TlsOptions tls = TlsOptions.parse(section.section("tls"));
         return new XdsOptions(
                 bind,
                 port,
@@ -319,6 +423,9 @@ public record XdsOptions(
                 panic,
                 hold,
                 roles,
-                sidecar);
+                limits,
+                sds,
+                sidecar,
+                tls);
     }
 }

@@ -45,8 +45,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class XdsServer implements SnapshotListener, AutoCloseable {
 
-    private static final int MAX_REQUEST_BYTES = 64 * 1024 * 1024;
-
     private final XdsOptions options;
     private final AdsServer ads;
     private final XdsCore core;
@@ -65,12 +63,15 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                         options.port(),
                         options.keepaliveTime(),
                         options.maxConnectionAge(),
-                        MAX_REQUEST_BYTES,
+                        options.limits(),
                         options.initialSyncTimeout(),
                         Duration.ZERO),
                 XdsType.TYPES,
                 registry);
+        ads.tls(options.tls());
         ads.engine().roles(options.nodeRoles()::role, NodeRoles.NAMES);
+        // Ingress TLS private keys go only to the clients allowed to have them (until clients are authenticated)
+        ads.engine().restrict(XdsType.SECRET.resourceType(), options.sdsClients()::contains);
         this.core = new XdsCore(
                 translator,
                 options.ingress().enabled() ? new EnvoyIngressTranslator(translator, options.ingress()) : null,
@@ -124,11 +125,17 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
 
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
+        handedSequence.accumulateAndGet(snapshot.sequence(), Math::max);
         ads.execute(() -> {
-            ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot));
+            boolean later = handedSequence.get() > snapshot.sequence();
+            ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot, later));
             servedSequence = snapshot.sequence();
         });
     }
+
+    /** The sequence of the last snapshot handed to this server (applied or waiting on the serving thread). */
+    private final java.util.concurrent.atomic.AtomicLong handedSequence =
+            new java.util.concurrent.atomic.AtomicLong(-1);
 
     /** The sequence of the last snapshot applied (the next pushes carry it); -1 before the first. */
     public long servedSequence() {
@@ -143,7 +150,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
     /** The current {@code /debug/xds} view; waits up to 5 s for the server's thread. */
     public XdsDebugView debugView(Map<String, String> query) {
         try {
-            return ads.query(() -> core.debugView(query));
+            return ads.query(() -> core.debugView(query)).withTls(ads.tlsView());
         } catch (IllegalStateException e) {
             if (!(e.getCause() instanceof java.util.concurrent.RejectedExecutionException)) throw e;
             // closed: nothing is served
@@ -153,7 +160,8 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                     java.util.List.of(),
                     java.util.List.of(),
                     new XdsDebugView.Ingress(false, "", "", java.util.List.of(), java.util.List.of()),
-                    new XdsDebugView.Sidecar(false, java.util.List.of(), java.util.List.of()));
+                    new XdsDebugView.Sidecar(false, java.util.List.of(), java.util.List.of()),
+                    ads.tlsView());
         }
     }
 

@@ -35,8 +35,12 @@ final class AdsClient implements AutoCloseable {
     private StreamObserver<DeltaDiscoveryRequest> delta;
 
     AdsClient(int port, String nodeId) {
-        this.channel =
-                NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        this(NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build(), nodeId);
+    }
+
+    /** A client on a channel of the test's making (TLS); the client closes it. */
+    AdsClient(ManagedChannel channel, String nodeId) {
+        this.channel = channel;
         this.node = Node.newBuilder()
                 .setId(nodeId)
                 .setCluster("test-cluster")

@@ -225,6 +225,29 @@ class AdsIngressTest {
     }
 
     @Test
+    void sdsSecrets_goOnlyToAllowedClients_anotherGetsNoPrivateKey() {
+        // this client is on loopback: allow only another network, and it is a stranger
+        bed = new IngressBed(
+                dir,
+                XdsOptions.loopbackEphemeral()
+                        .withSdsClients(dev.meshbridge.ads.ClientNetworks.parse(java.util.List.of("10.20.0.0/16"))));
+        bed.send(IngressBed.shopCatalog());
+        bed.write("shop.yaml", IngressBed.resource("ingress/shop.yaml"));
+        bed.awaitRoutes(6);
+        EnvoyLikeClient stranger = envoy("sotw");
+
+        // it asks for the listeners' secret, and is answered with none
+        stranger.await(c -> assertThat(c.held(XdsType.LISTENER)).hasSize(2));
+        org.awaitility.Awaitility.await()
+                .atMost(java.time.Duration.ofSeconds(20))
+                .until(() -> bed.xds.counter("meshbridge.xds.limits", "limit", "restricted:sds") > 0);
+        stranger.await(c -> assertThat(c.endpoints(ORDERS)).isNotEmpty());
+        bed.xds.server.idle().join();
+
+        assertThat(stranger.held(XdsType.SECRET)).isEmpty();
+    }
+
+    @Test
     void tlsSecretRotated_envoyGetsOnlyTheNewSecret() {
         bed = new IngressBed(dir);
         bed.send(IngressBed.shopCatalog());

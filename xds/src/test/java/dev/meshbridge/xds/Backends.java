@@ -82,15 +82,15 @@ final class Backends implements AutoCloseable {
      * xdsPort}, with its own bootstrap so several tests in one JVM do not share one.
      */
     ManagedChannel xdsChannel(String target, int xdsPort, String nodeId) {
+        return xdsChannel(target, "127.0.0.1:" + xdsPort, List.of(Map.of("type", "insecure")), nodeId);
+    }
+
+    /** The same, with the bootstrap's {@code server_uri} and {@code channel_creds} (TLS) of the test's choosing. */
+    ManagedChannel xdsChannel(String target, String serverUri, List<Map<String, ?>> channelCreds, String nodeId) {
         Map<String, ?> bootstrap = Map.of(
                 "xds_servers",
                 List.of(Map.of(
-                        "server_uri",
-                        "127.0.0.1:" + xdsPort,
-                        "channel_creds",
-                        List.of(Map.of("type", "insecure")),
-                        "server_features",
-                        List.of("xds_v3"))),
+                        "server_uri", serverUri, "channel_creds", channelCreds, "server_features", List.of("xds_v3"))),
                 "node",
                 Map.of("id", nodeId, "cluster", "e2e"));
         String scheme = "xds-e2e-" + SCHEMES.incrementAndGet();

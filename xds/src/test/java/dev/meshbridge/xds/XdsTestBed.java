@@ -45,9 +45,14 @@ final class XdsTestBed implements AutoCloseable {
 
     /** Sends events to the catalog and waits until the server has applied the resulting snapshot. */
     void send(RegistryEvent... events) {
+        send(Duration.ofSeconds(10), events);
+    }
+
+    /** {@link #send(RegistryEvent...)} for a large change, waiting up to {@code atMost}. */
+    void send(Duration atMost, RegistryEvent... events) {
         for (RegistryEvent e : events) catalog.aggregator().accept(e);
         long sequence = catalog.snapshot().sequence();
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(atMost)
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(5))
                 .until(() -> server.servedSequence() >= sequence);

@@ -98,6 +98,12 @@ public final class SyntheticCatalog implements Catalog {
         };
     }
 
+    /**
+     * What a client of service {@code i} subscribes to. A proxyless gRPC client follows its listener to the route, and
+     * the route to the {@code grpc|...} cluster made for it (healthy endpoints only, grouped by weight), so a service
+     * with an HTTP-family port is subscribed that way; a Dubbo interface-level service (a {@code dubbo} port only, no
+     * API listener) through its {@code outbound|...} cluster, as an Envoy sidecar would.
+     */
     @Override
     public Subscription subscription(int i) {
         String host = host(i);
@@ -105,12 +111,12 @@ public final class SyntheticCatalog implements Catalog {
             case DUBBO_INTERFACE -> new Subscription(List.of(XdsNames.cluster(host, 20880)), List.of(), List.of());
             case DUBBO_APPLICATION ->
                 new Subscription(
-                        List.of(XdsNames.cluster(host, 50051)),
+                        List.of(XdsNames.grpcCluster(host, 50051)),
                         List.of(XdsNames.listener(host)),
                         List.of(XdsNames.route(host)));
             case SPRING_CLOUD ->
                 new Subscription(
-                        List.of(XdsNames.cluster(host, 80)),
+                        List.of(XdsNames.grpcCluster(host, 80)),
                         List.of(XdsNames.listener(host)),
                         List.of(XdsNames.route(host)));
         };

@@ -24,6 +24,11 @@ import java.util.concurrent.locks.LockSupport;
 public final class WorldMain {
 
     private final PrintStream out;
+    /** Fleets by name (the interleaved windows keep one connected to each server); {@code fleet} is the current. */
+    private final Map<String, AdsFleet> fleets = new LinkedHashMap<>();
+
+    private final Map<String, List<AdsFleet.Change>> fleetChanges = new LinkedHashMap<>();
+    private String current = "main";
     private AdsFleet fleet;
     private IstiodClient istiod;
     private ZookeeperLoad zookeeper;
@@ -45,8 +50,12 @@ public final class WorldMain {
             String[] a = line.trim().split(" ");
             if (a[0].equals("exit")) break;
             if (a[0].equals("t0")) {
-                world.changes.add(
-                        new AdsFleet.Change(Integer.parseInt(a[1]), Long.parseLong(a[2]), Integer.parseInt(a[3])));
+                AdsFleet.Change c =
+                        new AdsFleet.Change(Integer.parseInt(a[1]), Long.parseLong(a[2]), Integer.parseInt(a[3]));
+                world.changes.add(c);
+                world.fleetChanges
+                        .computeIfAbsent(world.current, k -> new ArrayList<>())
+                        .add(c);
                 continue;
             }
             try {
@@ -76,12 +85,19 @@ public final class WorldMain {
             case "fleet" -> {
                 // fleet <delta> <sotw> <spi|zk> <services> <instances> <seed>: the clients, not connected yet
                 if (fleet != null) fleet.close();
+                fleetChanges.remove(current);
                 fleet = new AdsFleet(
                         catalog(a[3], Integer.parseInt(a[4]), Integer.parseInt(a[5])),
                         Integer.parseInt(a[1]),
                         Integer.parseInt(a[2]),
                         Long.parseLong(a[6]));
+                fleets.put(current, fleet);
                 r.put("streams", Integer.toString(fleet.size()));
+            }
+            case "fleet-use" -> {
+                // fleet-use <name>: later commands go to that fleet (made by the next "fleet" when new); others stay
+                current = a[1];
+                fleet = fleets.get(current);
             }
             case "fleet-open" -> {
                 // fleet-open <port> <count> <timeoutMs>: the next streams, then wait until all opened are synced
@@ -101,12 +117,26 @@ public final class WorldMain {
             }
             case "fleet-close" -> {
                 if (fleet != null) fleet.close();
+                fleets.remove(current);
+                fleetChanges.remove(current);
                 fleet = null;
             }
             case "arm" -> {
                 changes.clear();
+                fleetChanges.remove(current);
                 if (fleet != null) fleet.arm();
                 armCpu = processCpu();
+            }
+            case "mark" -> {
+                // a new window on the current fleet, which stays armed: its counters and every change since "arm"
+                // are kept for "report-all"
+                changes.clear();
+                armCpu = processCpu();
+            }
+            case "report-all" -> {
+                // report-all <drainMs>: every change of the current fleet since "arm", with its counters since then
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(Long.parseLong(a[1])));
+                r.putAll(fleet.report(List.copyOf(fleetChanges.getOrDefault(current, List.of()))));
             }
             case "report" -> {
                 // report <drainMs>: waits for late deliveries, then analyses the window
@@ -196,7 +226,7 @@ public final class WorldMain {
     }
 
     private void closeAll() throws Exception {
-        if (fleet != null) fleet.close();
+        for (AdsFleet f : fleets.values()) f.close();
         if (istiod != null) istiod.close();
         if (zookeeper != null) zookeeper.close();
     }

@@ -57,6 +57,10 @@ public final class AdminServer implements AutoCloseable {
     private final Map<String, Action> actions = new java.util.concurrent.ConcurrentHashMap<>();
     private final ObjectMapper json;
     private final Secret token;
+    /** Debug pages render on demand: at most this many at once, the rest answered 503 at once (admin bounds). */
+    private final java.util.concurrent.Semaphore debugPermits;
+
+    private final int maxConcurrentDebug;
 
     /**
      * @param ready answers {@code /ready}
@@ -66,7 +70,7 @@ public final class AdminServer implements AutoCloseable {
     public AdminServer(
             String address, int port, Supplier<Health> ready, Supplier<Health> healthz, Supplier<String> metrics)
             throws IOException {
-        this(address, port, null, ready, healthz, metrics);
+        this(address, port, null, ready, healthz, metrics, 2);
     }
 
     /**
@@ -74,6 +78,7 @@ public final class AdminServer implements AutoCloseable {
      * @param ready answers {@code /ready}
      * @param healthz answers {@code /healthz}
      * @param metrics renders {@code /metrics} in the Prometheus text format
+     * @param maxConcurrentDebug debug pages rendered at once ({@code admin.maxConcurrentDebugRequests})
      */
     public AdminServer(
             String address,
@@ -81,13 +86,18 @@ public final class AdminServer implements AutoCloseable {
             Secret token,
             Supplier<Health> ready,
             Supplier<Health> healthz,
-            Supplier<String> metrics)
+            Supplier<String> metrics,
+            int maxConcurrentDebug)
             throws IOException {
         this.token = token;
+        this.maxConcurrentDebug = maxConcurrentDebug;
+        this.debugPermits = new java.util.concurrent.Semaphore(maxConcurrentDebug);
         this.json = new ObjectMapper()
                 .registerModule(new JavaTimeModule())
                 .registerModule(new SimpleModule()
                         .addSerializer(Secret.class, ToStringSerializer.instance)
+                        // options records hold optional credentials (a Consul token): shown masked, or null
+                        .addSerializer(new OptionalSerializer())
                         // a host naming scheme shows as the template in force (it has no bean properties)
                         .addSerializer(HostTemplate.class, ToStringSerializer.instance))
                 .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
@@ -221,15 +231,33 @@ public final class AdminServer implements AutoCloseable {
         }
         for (DebugSource s : debugSources) {
             if (s.name().equals(name)) {
-                Object body;
-                try {
-                    body = s.debug(query(ex.getRequestURI().getRawQuery()));
-                } catch (RuntimeException e) {
-                    log.warn("debug page {} failed", name, e);
-                    sendJson(ex, 500, Map.of("error", String.valueOf(e)));
+                if (!debugPermits.tryAcquire()) {
+                    ex.getResponseHeaders().set("Retry-After", "1");
+                    sendJson(
+                            ex,
+                            503,
+                            Map.of(
+                                    "error",
+                                    "too many debug pages rendering at once (admin.maxConcurrentDebugRequests="
+                                            + maxConcurrentDebug + "); retry"));
                     return;
                 }
-                sendJson(ex, 200, body);
+                try {
+                    Object body;
+                    try {
+                        body = s.debug(query(ex.getRequestURI().getRawQuery()));
+                    } catch (IllegalArgumentException e) {
+                        sendJson(ex, 400, Map.of("error", String.valueOf(e.getMessage())));
+                        return;
+                    } catch (RuntimeException e) {
+                        log.warn("debug page {} failed", name, e);
+                        sendJson(ex, 500, Map.of("error", String.valueOf(e)));
+                        return;
+                    }
+                    streamJson(ex, body);
+                } finally {
+                    debugPermits.release();
+                }
                 return;
             }
         }
@@ -258,6 +286,46 @@ public final class AdminServer implements AutoCloseable {
                     .getBytes(StandardCharsets.UTF_8);
         }
         send(ex, status, "application/json", bytes);
+    }
+
+    /** Writes a page as it renders (chunked): no copy of the whole body is held in memory. */
+    private void streamJson(HttpExchange ex, Object body) throws IOException {
+        ex.getResponseHeaders().set("Content-Type", "application/json");
+        if (ex.getRequestMethod().equals("HEAD")) {
+            ex.sendResponseHeaders(200, -1);
+            ex.close();
+            return;
+        }
+        ex.sendResponseHeaders(200, 0);
+        try (OutputStream out = new java.io.BufferedOutputStream(ex.getResponseBody(), 64 * 1024)) {
+            json.writeValue(out, body);
+        } catch (IOException e) {
+            log.debug(
+                    "debug page {} not sent whole: {}",
+                    dev.meshbridge.core.util.LogText.safe(ex.getRequestURI().getPath()),
+                    e.toString());
+        } finally {
+            ex.close();
+        }
+    }
+
+    /** An {@link java.util.Optional} as its value, or null. */
+    private static final class OptionalSerializer
+            extends com.fasterxml.jackson.databind.ser.std.StdSerializer<java.util.Optional<?>> {
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        OptionalSerializer() {
+            super((Class) java.util.Optional.class);
+        }
+
+        @Override
+        public void serialize(
+                java.util.Optional<?> value,
+                com.fasterxml.jackson.core.JsonGenerator gen,
+                com.fasterxml.jackson.databind.SerializerProvider provider)
+                throws IOException {
+            if (value.isPresent()) provider.defaultSerializeValue(value.get(), gen);
+            else gen.writeNull();
+        }
     }
 
     private static void send(HttpExchange ex, int status, String contentType, byte[] body) throws IOException {

@@ -37,6 +37,9 @@ public final class BridgeMetrics {
                         a -> a.current().endpointCount())
                 .description("Endpoints in the catalog, routable or not")
                 .register(registry);
+        Gauge.builder("meshbridge.catalog.conflicts", aggregator, ServiceAggregator::hostConflictCount)
+                .description("hosts that distinct services map to; all but the first are refused (/debug/catalog)")
+                .register(registry);
         Gauge.builder("meshbridge.catalog.shared.hosts", aggregator, ServiceAggregator::sharedHostCount)
                 .description("Hosts whose endpoints come from more than one registry service (shards of different"
                         + " registries or environments meeting in one host; see /debug/catalog?shared=true)")

@@ -17,8 +17,21 @@ import java.util.Map;
  * endpoints come from, with how many each gives, so a host where two registries or environments meet shows both.
  * Filters: {@code registry} (services with a shard from that registry), {@code service} (host or registry-native name
  * contains the text), {@code host} (exact host), {@code shared=true} (only hosts served by more than one shard).
+ *
+ * <p>Bounded: a page shows at most {@code limit} services (default {@value #DEFAULT_LIMIT}, at most {@value
+ * #MAX_LIMIT}) from {@code offset}, and at most {@code endpoints} endpoints of each (default {@value
+ * #DEFAULT_ENDPOINTS}, at most {@value #MAX_ENDPOINTS}); {@code matched} says how many services the filters match and
+ * {@code nextOffset} where the next page starts (-1 on the last page). A page also ends once it shows {@value
+ * #MAX_PAGE_ENDPOINTS} endpoints.
  */
 public final class CatalogDebug implements DebugSource {
+
+    public static final int DEFAULT_LIMIT = 100;
+    public static final int MAX_LIMIT = 1_000;
+    public static final int DEFAULT_ENDPOINTS = 100;
+    public static final int MAX_ENDPOINTS = 1_000;
+    /** A page ends after the service that brings it to this many endpoints, whatever the limit. */
+    public static final int MAX_PAGE_ENDPOINTS = 10_000;
 
     /** The page. */
     public record Page(
@@ -27,7 +40,11 @@ public final class CatalogDebug implements DebugSource {
             int services,
             long endpoints,
             int sharedHosts,
+            int matched,
+            int offset,
+            int nextOffset,
             int shown,
+            Map<String, List<ServiceKey>> conflicts,
             List<Service> items) {}
 
     /** One service. */
@@ -39,6 +56,7 @@ public final class CatalogDebug implements DebugSource {
             List<Shard> shards,
             Map<String, String> labels,
             int routable,
+            int endpointCount,
             List<EndpointView> endpoints) {}
 
     /** One registry service a host's endpoints come from: which registry, its identity there, how many endpoints. */
@@ -78,6 +96,11 @@ public final class CatalogDebug implements DebugSource {
         String service = query.getOrDefault("service", "").toLowerCase(Locale.ROOT);
         String host = query.get("host");
         boolean sharedOnly = "true".equalsIgnoreCase(query.get("shared"));
+        int offset = number(query, "offset", 0, Integer.MAX_VALUE, 0);
+        int limit = number(query, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
+        int endpointLimit = number(query, "endpoints", 0, MAX_ENDPOINTS, DEFAULT_ENDPOINTS);
+        int matched = 0;
+        int pageEndpoints = 0;
         Map<String, List<ServiceAggregator.SourceShard>> shared = aggregator.sharedHosts();
         List<Service> items = new ArrayList<>();
         Iterable<MeshService> candidates = host != null
@@ -91,19 +114,47 @@ public final class CatalogDebug implements DebugSource {
                     && s.sources().stream()
                             .noneMatch(k -> k.name().toLowerCase(Locale.ROOT).contains(service))) continue;
             if (sharedOnly && s.sources().size() < 2) continue;
-            items.add(view(s, shared.get(s.host())));
+            int index = matched++;
+            if (index < offset || items.size() >= limit || pageEndpoints >= MAX_PAGE_ENDPOINTS) continue;
+            items.add(view(s, shared.get(s.host()), endpointLimit));
+            pageEndpoints += Math.min(s.endpoints().size(), endpointLimit);
         }
+        int next = offset + items.size() < matched ? offset + items.size() : -1;
         return new Page(
                 snap.version(),
                 snap.sequence(),
                 snap.serviceCount(),
                 snap.endpointCount(),
                 shared.size(),
+                matched,
+                offset,
+                next,
                 items.size(),
+                conflicts(),
                 items);
     }
 
-    private static Service view(MeshService s, List<ServiceAggregator.SourceShard> shared) {
+    /** Hosts that distinct services map to, with the services refused (at most 100 hosts, sorted). */
+    private Map<String, List<ServiceKey>> conflicts() {
+        Map<String, List<ServiceKey>> out = new java.util.TreeMap<>();
+        for (Map.Entry<String, List<ServiceKey>> e : new java.util.TreeMap<>(aggregator.hostConflicts()).entrySet()) {
+            if (out.size() >= 100) break;
+            out.put(e.getKey(), e.getValue());
+        }
+        return out;
+    }
+
+    private static int number(Map<String, String> query, String key, int min, int max, int otherwise) {
+        String v = query.get(key);
+        if (v == null || v.isEmpty()) return otherwise;
+        try {
+            return Math.max(min, Math.min(max, Integer.parseInt(v.trim())));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be a number, got '" + v.replaceAll("[^\\w.-]", "?") + "'");
+        }
+    }
+
+    private static Service view(MeshService s, List<ServiceAggregator.SourceShard> shared, int endpointLimit) {
         List<Shard> shards = new ArrayList<>();
         if (shared != null && s.sources().size() > 1) {
             for (ServiceAggregator.SourceShard sh : shared) {
@@ -120,6 +171,7 @@ public final class CatalogDebug implements DebugSource {
         }
         List<EndpointView> eps = new ArrayList<>();
         for (Endpoint e : s.endpoints()) {
+            if (eps.size() >= endpointLimit) break;
             eps.add(new EndpointView(
                     e.address(),
                     e.ports(),
@@ -138,6 +190,7 @@ public final class CatalogDebug implements DebugSource {
                 shards,
                 s.labels(),
                 s.routableEndpoints().size(),
+                s.endpoints().size(),
                 eps);
     }
 }

@@ -81,7 +81,10 @@ public final class RegistriesDebug implements DebugSource {
                     return new Registry(
                             r.config().name(),
                             r.config().type(),
-                            r.config().addresses(),
+                            // an address with user:password@ in it (a URL a registry accepts) is shown without
+                            r.config().addresses().stream()
+                                    .map(dev.meshbridge.core.util.LogText::safe)
+                                    .toList(),
                             s.state().name(),
                             s.hasSynced(),
                             s.lastSyncAt(),

@@ -128,7 +128,15 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private final Map<String, long[]> counts = new HashMap<>();
     private final Set<String> dirtyHosts = new HashSet<>();
     private final List<SnapshotListener> listeners = new ArrayList<>();
+    /** Conflict lines already logged (bounded: past the bound, conflicts are still counted and shown, not logged). */
     private final Set<String> reportedConflicts = new HashSet<>();
+
+    private static final int MAX_REPORTED_CONFLICTS = 10_000;
+    /** When each shard first arrived: of distinct services that map to one host, the first keeps it. */
+    private final Map<ServiceKey, Long> arrivals = new HashMap<>();
+
+    private long arrivalCount;
+    private final Map<String, List<ServiceKey>> refusedView = new ConcurrentHashMap<>();
     private RouteTable routes = RouteTable.empty();
     private boolean routesDirty;
     private long firstDirtyNanos;
@@ -242,6 +250,20 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         return Map.copyOf(sharedView);
     }
 
+    /**
+     * The hosts that distinct services map to (different names, groups or versions, e.g. {@code org.bad.Case} and
+     * {@code org.bad.CASE} under a lower-casing host template), with the services refused: the service that came
+     * first keeps the host, the others are not served until the conflict is gone. Thread-safe.
+     */
+    public Map<String, List<ServiceKey>> hostConflicts() {
+        return Map.copyOf(refusedView);
+    }
+
+    /** How many hosts have services refused for a host conflict. */
+    public int hostConflictCount() {
+        return refusedView.size();
+    }
+
     /** How many hosts are served by more than one registry service. */
     public int sharedHostCount() {
         return sharedView.size();
@@ -308,6 +330,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         }
         Shard shard = new Shard(u.key(), u.host(), u.ports(), sorted(u.endpoints()), u.labels(), null, false);
         shards.put(u.key(), shard);
+        arrivals.putIfAbsent(u.key(), ++arrivalCount);
         keysByHost.computeIfAbsent(u.host(), h -> new TreeSet<>()).add(u.key());
         keysByRegistry.computeIfAbsent(u.key().registry(), r -> new HashSet<>()).add(u.key());
         count(
@@ -379,6 +402,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private void removeShard(ServiceKey key) {
         Shard old = shards.remove(key);
         if (old == null) return;
+        arrivals.remove(key);
         if (old.expiry() != null) old.expiry().cancel(false);
         detachFromHost(old);
         Set<ServiceKey> ofRegistry = keysByRegistry.get(key.registry());
@@ -448,6 +472,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             if (keys == null || keys.size() < 2) sharedView.remove(host);
             else sharedView.put(host, shardsOf(keys));
             if (keys == null || keys.isEmpty()) {
+                refusedView.remove(host);
                 if (old != null) {
                     map = map.minus(host);
                     versionSum -= MeshSnapshot.contribution(old);
@@ -456,7 +481,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
                 }
                 continue;
             }
-            MeshService merged = merge(host, keys);
+            MeshService merged = merge(host, served(host, keys));
             if (old != null && old.version().equals(merged.version()) && old.equals(merged)) continue;
             map = map.plus(host, merged);
             versionSum += MeshSnapshot.contribution(merged);
@@ -544,7 +569,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             }
             s.labels().forEach(labels::putIfAbsent);
         }
-        if (reportedConflicts.add(host + "\nshared")) {
+        if (reportedConflicts.size() < MAX_REPORTED_CONFLICTS && reportedConflicts.add(host + "\nshared")) {
             log.info(
                     "host={} is served by {} registry services {}: their endpoints are merged",
                     host,
@@ -563,7 +588,55 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     }
 
     private void conflict(String host, String message) {
+        if (reportedConflicts.size() >= MAX_REPORTED_CONFLICTS) return;
         if (reportedConflicts.add(host + "\n" + message)) log.warn("host={} conflict: {}", host, message);
+    }
+
+    /**
+     * Where a shard comes from: one registry and namespace. Two shards of one host from different registries or
+     * namespaces are one service met twice (a migration, two environments) and merged; two from the same registry and
+     * namespace are distinct services that a host template maps alike (for example {@code org.bad.Case} and {@code
+     * org.bad.CASE} under a lower-casing template), and must not be merged.
+     */
+    private static String scope(ServiceKey k) {
+        return k.registryType() + '\n' + k.registry() + '\n' + k.namespace();
+    }
+
+    /**
+     * The shards a host serves: of the shards of one registry and namespace, the one that came first; the others are
+     * refused, reported and shown on {@code /debug/catalog}.
+     */
+    private TreeSet<ServiceKey> served(String host, TreeSet<ServiceKey> keys) {
+        if (keys.size() < 2) {
+            refusedView.remove(host);
+            return keys;
+        }
+        Map<String, ServiceKey> firstOfScope = new HashMap<>();
+        for (ServiceKey k : keys) {
+            firstOfScope.merge(
+                    scope(k),
+                    k,
+                    (a, b) -> arrivals.getOrDefault(a, Long.MAX_VALUE) <= arrivals.getOrDefault(b, Long.MAX_VALUE)
+                            ? a
+                            : b);
+        }
+        if (firstOfScope.size() == keys.size()) {
+            refusedView.remove(host);
+            return keys;
+        }
+        TreeSet<ServiceKey> served = new TreeSet<>(firstOfScope.values());
+        List<ServiceKey> refused = new ArrayList<>();
+        for (ServiceKey k : keys) {
+            if (served.contains(k)) continue;
+            refused.add(k);
+            conflict(
+                    host,
+                    "service " + k + " is a different service of the same registry as " + firstOfScope.get(scope(k))
+                            + ", which has this host already; it is not served (change the host template or the"
+                            + " service's name)");
+        }
+        refusedView.put(host, List.copyOf(refused));
+        return served;
     }
 
     private static List<ServicePort> sortedPorts(List<ServicePort> ports) {

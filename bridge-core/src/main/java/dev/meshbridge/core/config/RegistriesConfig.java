@@ -112,6 +112,7 @@ public final class RegistriesConfig {
         });
         HostNamePolicy hostNames = HostNamePolicy.parse(entry);
         RemovalPolicy removals = RemovalPolicy.parse(entry);
+        RegistryLimits limits = RegistryLimits.parse(entry.section("limits"));
         if (provider == null || name == null) {
             entry.accept(entry.keys().toArray(String[]::new)); // unknown type: its options cannot be checked
             return null;
@@ -130,6 +131,7 @@ public final class RegistriesConfig {
                 servicePorts,
                 options,
                 hostNames,
-                removals);
+                removals,
+                limits);
     }
 }

@@ -24,6 +24,7 @@ import java.util.TreeMap;
  *     hostNameRefresh})
  * @param removals when what left the registry leaves the catalog ({@code reregistrationWindow}, {@code warmUp},
  *     {@code deletionGuard})
+ * @param limits how much the registry may put into the catalog ({@code limits:})
  */
 public record RegistryConfig(
         String type,
@@ -34,7 +35,8 @@ public record RegistryConfig(
         SortedMap<String, Integer> servicePorts,
         Object options,
         HostNamePolicy hostNames,
-        RemovalPolicy removals) {
+        RemovalPolicy removals,
+        RegistryLimits limits) {
 
     public RegistryConfig {
         Objects.requireNonNull(type, "type");
@@ -46,6 +48,31 @@ public record RegistryConfig(
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(hostNames, "hostNames");
         Objects.requireNonNull(removals, "removals");
+        Objects.requireNonNull(limits, "limits");
+    }
+
+    /** An entry with the default limits. */
+    public RegistryConfig(
+            String type,
+            String name,
+            List<String> addresses,
+            EmptyServicePolicy emptyService,
+            Duration syncTimeout,
+            SortedMap<String, Integer> servicePorts,
+            Object options,
+            HostNamePolicy hostNames,
+            RemovalPolicy removals) {
+        this(
+                type,
+                name,
+                addresses,
+                emptyService,
+                syncTimeout,
+                servicePorts,
+                options,
+                hostNames,
+                removals,
+                RegistryLimits.DEFAULTS);
     }
 
     /** An entry with the default removal rules. */
@@ -57,8 +84,42 @@ public record RegistryConfig(
             Duration syncTimeout,
             SortedMap<String, Integer> servicePorts,
             Object options,
+            HostNamePolicy hostNames,
+            RegistryLimits limits) {
+        this(
+                type,
+                name,
+                addresses,
+                emptyService,
+                syncTimeout,
+                servicePorts,
+                options,
+                hostNames,
+                RemovalPolicy.DEFAULT,
+                limits);
+    }
+
+    /** An entry with the default removal rules and limits. */
+    public RegistryConfig(
+            String type,
+            String name,
+            List<String> addresses,
+            EmptyServicePolicy emptyService,
+            Duration syncTimeout,
+            SortedMap<String, Integer> servicePorts,
+            Object options,
             HostNamePolicy hostNames) {
-        this(type, name, addresses, emptyService, syncTimeout, servicePorts, options, hostNames, RemovalPolicy.DEFAULT);
+        this(
+                type,
+                name,
+                addresses,
+                emptyService,
+                syncTimeout,
+                servicePorts,
+                options,
+                hostNames,
+                RemovalPolicy.DEFAULT,
+                RegistryLimits.DEFAULTS);
     }
 
     /** An entry with the default host-name policy (resolve, refreshed every 30 s). */
@@ -85,13 +146,13 @@ public record RegistryConfig(
     /** The same entry with another host-name policy. */
     public RegistryConfig withHostNames(HostNamePolicy policy) {
         return new RegistryConfig(
-                type, name, addresses, emptyService, syncTimeout, servicePorts, options, policy, removals);
+                type, name, addresses, emptyService, syncTimeout, servicePorts, options, policy, removals, limits);
     }
 
     /** The same entry with other removal rules. */
     public RegistryConfig withRemovals(RemovalPolicy policy) {
         return new RegistryConfig(
-                type, name, addresses, emptyService, syncTimeout, servicePorts, options, hostNames, policy);
+                type, name, addresses, emptyService, syncTimeout, servicePorts, options, hostNames, policy, limits);
     }
 
     /** The type's options, cast to the provider's options type. */

@@ -181,6 +181,24 @@ public final class DubboNaming {
         return Protocol.parse(protocol).orElse(Protocol.TCP);
     }
 
+    /**
+     * Why Dubbo's weight parameter was clamped by {@link #weight}, for the watcher to report; null when it is in
+     * range (or not a number, which {@link #weight} refuses).
+     */
+    public static String weightOutOfRange(Map<String, String> params) {
+        String w = params.get("weight");
+        if (w == null || w.isBlank()) return null;
+        double v;
+        try {
+            v = Double.parseDouble(w.trim());
+        } catch (NumberFormatException e) {
+            return null;
+        }
+        if (v >= 0 && Math.round(v) <= Endpoint.MAX_WEIGHT) return null;
+        return "weight " + dev.meshbridge.core.util.LogText.safe(w.trim()) + " is out of 0.." + Endpoint.MAX_WEIGHT
+                + "; served as " + weight(params);
+    }
+
     /** Dubbo's weight parameter (default 100), clamped to 0..{@link Endpoint#MAX_WEIGHT}. */
     public static int weight(Map<String, String> params) {
         String w = params.get("weight");

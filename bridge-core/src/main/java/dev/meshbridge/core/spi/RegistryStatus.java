@@ -224,18 +224,36 @@ public final class RegistryStatus {
      * @param reason why
      */
     public void skipped(String item, String reason) {
-        skipped.increment();
         item = LogText.safe(item);
         reason = LogText.safe(reason);
+        // counted once per item and reason: a watcher that sees the same bad item on every resync counts it once
         if (warned.add(item + '\n' + reason)) {
+            skipped.increment();
             log.warn("registry={} type={} skipped item={} reason={}", registry, type, item, reason);
         }
     }
 
+    /**
+     * A registry item was taken with a value changed to fit (a weight out of range clamped): counted as a skipped
+     * value and logged once per item.
+     */
+    public void adjusted(String item, String what) {
+        skipped(item, what);
+    }
+
     /** Labels that could not be made valid were dropped from an item (logged once per item and key). */
     public void droppedLabels(String item, List<Labels.Dropped> dropped) {
+        droppedLabels(item, dropped, dropped.size());
+    }
+
+    /**
+     * {@code total} labels were dropped from an item; {@code logged} are the ones named in the log (a bounded few of
+     * them, once per item and key). The counter counts them all.
+     */
+    public void droppedLabels(String item, List<Labels.Dropped> logged, long total) {
+        droppedLabels.add(Math.max(0, total - logged.size()));
         item = LogText.safe(item);
-        for (Labels.Dropped d : dropped) {
+        for (Labels.Dropped d : logged) {
             droppedLabels.increment();
             if (warned.add(item + '\n' + d.key())) {
                 log.info(

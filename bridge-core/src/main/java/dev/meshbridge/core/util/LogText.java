@@ -13,6 +13,8 @@ public final class LogText {
 
     // scheme://user:password@host, in plain text and percent-encoded (a ZooKeeper provider znode name)
     private static final Pattern USER_INFO = Pattern.compile("(://)[^/@\\s?#]*@");
+    // user:password@host with no scheme in front (a provider address written without its protocol)
+    private static final Pattern BARE_USER_INFO = Pattern.compile("(^|[\\s'\"(=,])[^\\s/@?#:'\"(=,]+:[^\\s/@?#'\"]*@");
     private static final Pattern ENCODED_USER_INFO = Pattern.compile("(?i)(%3A%2F%2F)(?:(?!%2F|%3F|%40|[/?\\s]).)*%40");
     // password=..., token=... in a query, plain or encoded
     private static final Pattern SECRET_PARAMS = Pattern.compile(
@@ -24,7 +26,10 @@ public final class LogText {
     public static String redact(String text) {
         if (text == null) return null;
         String s = text;
-        if (s.indexOf('@') >= 0) s = USER_INFO.matcher(s).replaceAll("$1");
+        if (s.indexOf('@') >= 0) {
+            s = USER_INFO.matcher(s).replaceAll("$1");
+            s = BARE_USER_INFO.matcher(s).replaceAll("$1");
+        }
         if (s.indexOf('%') >= 0) s = ENCODED_USER_INFO.matcher(s).replaceAll("$1");
         return SECRET_PARAMS.matcher(s).replaceAll("$1***");
     }

@@ -103,21 +103,7 @@ public final class NameFilter {
 
     /** The regular expression of one glob (see the class comment for the rule). */
     static Pattern glob(String glob) {
-        StringBuilder re = new StringBuilder(glob.length() + 8);
-        StringBuilder literal = new StringBuilder();
-        for (char c : glob.toCharArray()) {
-            if (c == '*' || c == '?') {
-                if (!literal.isEmpty()) {
-                    re.append(Pattern.quote(literal.toString()));
-                    literal.setLength(0);
-                }
-                re.append(c == '*' ? ".*" : ".");
-            } else {
-                literal.append(c);
-            }
-        }
-        if (!literal.isEmpty()) re.append(Pattern.quote(literal.toString()));
-        return Pattern.compile(re.toString(), Pattern.DOTALL | Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE);
+        return dev.meshbridge.core.util.Glob.compile(glob, true, (char) 0);
     }
 
     @Override

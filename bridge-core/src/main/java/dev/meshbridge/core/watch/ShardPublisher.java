@@ -115,6 +115,9 @@ public final class ShardPublisher {
     private String releaseReason;
     private int lastSettleRemoved;
     private int lastSettleServices;
+    private final dev.meshbridge.core.config.RegistryLimits limits;
+    /** Services left out by {@code maxServices} or {@code maxInstances}, tried again when room is made. */
+    private final Set<ServiceKey> refused = new java.util.LinkedHashSet<>();
 
     /**
      * @param resolver resolves host names (null with {@link HostNamePolicy.Mode#SKIP})
@@ -132,7 +135,9 @@ public final class ShardPublisher {
             BooleanSupplier open,
             SerialExecutor loop,
             RemovalPolicy removals,
-            Duration warmUp) {
+            Duration warmUp,
+            dev.meshbridge.core.config.RegistryLimits limits) {
+        this.limits = java.util.Objects.requireNonNull(limits, "limits");
         this.registry = registry;
         this.sink = sink;
         this.status = status;
@@ -168,9 +173,20 @@ public final class ShardPublisher {
         return true;
     }
 
+    /** Services left out by a limit get another try once room was made. */
+    private void retryRefused() {
+        if (refused.isEmpty()) return;
+        for (ServiceKey k : List.copyOf(refused)) {
+            if (sent.size() >= limits.maxServices()) return;
+            refused.remove(k);
+            if (given.containsKey(k)) publish(k);
+        }
+    }
+
     /** The registry no longer has the service (or it is no longer watched). */
     public void remove(ServiceKey key) {
         if (given.remove(key) != null) lastChange = loop.nanoTime();
+        refused.remove(key);
         index(key, Set.of());
         publish(key);
     }
@@ -286,7 +302,7 @@ public final class ShardPublisher {
 
     private void publish(ServiceKey key) {
         ServiceUpsert g = given.get(key);
-        ServiceUpsert target = g == null ? null : resolved(g);
+        ServiceUpsert target = g == null ? null : bounded(resolved(g));
         if (target == null) targets.remove(key);
         else targets.put(key, target);
         ServiceUpsert prev = sent.get(key);
@@ -331,6 +347,7 @@ public final class ShardPublisher {
                 sent.remove(key);
                 sentEndpoints -= prev.endpoints().size();
                 emit(new ServiceRemoval(key));
+                retryRefused();
             }
             return;
         }
@@ -375,6 +392,27 @@ public final class ShardPublisher {
     private void send(ServiceKey key, ServiceUpsert u) {
         ServiceUpsert previous = sent.get(key);
         if (u.equals(previous)) return;
+        if (previous == null && sent.size() >= limits.maxServices()) {
+            refused.add(key);
+            status.skipped(
+                    key.toString(),
+                    "the registry serves maxServices=" + limits.maxServices()
+                            + " services already (registries[].limits.maxServices); left out until one goes");
+            return;
+        }
+        long next = sentEndpoints
+                - (previous == null ? 0 : previous.endpoints().size())
+                + u.endpoints().size();
+        if (next > limits.maxInstances()) {
+            refused.add(key);
+            status.skipped(
+                    key.toString(),
+                    "this change would bring the registry past maxInstances=" + limits.maxInstances()
+                            + " instances (registries[].limits.maxInstances); left out, the service keeps what it"
+                            + " had");
+            return;
+        }
+        refused.remove(key);
         sent.put(key, u);
         sentEndpoints += u.endpoints().size()
                 - (previous == null ? 0 : previous.endpoints().size());
@@ -634,6 +672,68 @@ public final class ShardPublisher {
     }
 
     // ------------------------------------------------------------------ host names
+
+    /**
+     * The upsert without the instances no client can use (an address that is not unicast: unspecified, broadcast,
+     * multicast) and with at most {@code maxLabelsPerInstance} labels per instance; each left out thing is reported.
+     */
+    private ServiceUpsert bounded(ServiceUpsert u) {
+        List<Endpoint> out = null;
+        for (int i = 0; i < u.endpoints().size(); i++) {
+            Endpoint e = u.endpoints().get(i);
+            Endpoint kept = e;
+            String notUnicast = notUnicast(e.address());
+            if (notUnicast != null) {
+                status.skipped(
+                        u.key() + " instance " + e.address() + ":" + e.ports().values(),
+                        "address " + e.address() + " is " + notUnicast + ", not an instance's address");
+                kept = null;
+            } else if (e.labels().size() > limits.maxLabelsPerInstance()) {
+                java.util.TreeMap<String, String> labels = new java.util.TreeMap<>();
+                List<dev.meshbridge.core.naming.Labels.Dropped> dropped = new ArrayList<>();
+                for (Map.Entry<String, String> l : new java.util.TreeMap<>(e.labels()).entrySet()) {
+                    if (labels.size() < limits.maxLabelsPerInstance()) {
+                        labels.put(l.getKey(), l.getValue());
+                    } else if (dropped.size() < 16) {
+                        dropped.add(new dev.meshbridge.core.naming.Labels.Dropped(
+                                l.getKey(),
+                                "",
+                                "more than maxLabelsPerInstance=" + limits.maxLabelsPerInstance()
+                                        + " labels (registries[].limits.maxLabelsPerInstance)"));
+                    }
+                }
+                status.droppedLabels(
+                        u.key() + " instance " + e.address(),
+                        dropped,
+                        e.labels().size() - limits.maxLabelsPerInstance());
+                kept = new Endpoint(e.address(), e.ports(), e.weight(), e.enabled(), e.health(), labels, e.locality());
+            }
+            if (kept != e && out == null) out = new ArrayList<>(u.endpoints().subList(0, i));
+            if (out != null && kept != null) out.add(kept);
+        }
+        return out == null ? u : new ServiceUpsert(u.key(), u.host(), u.ports(), out, u.labels());
+    }
+
+    /** Why an IP literal is not a unicast address, or null when it is one. */
+    static String notUnicast(String address) {
+        if (!IpAddresses.isLiteral(address)) return null;
+        java.net.InetAddress a;
+        try {
+            a = java.net.InetAddress.getByName(address); // a literal: no lookup
+        } catch (java.net.UnknownHostException e) {
+            return null;
+        }
+        if (a.isAnyLocalAddress()) return "the unspecified address";
+        if (a.isMulticastAddress()) return "a multicast address";
+        byte[] b = a.getAddress();
+        if (b.length == 4 && (b[0] & 0xff) >= 240) {
+            return (b[0] & b[1] & b[2] & b[3]) == (byte) 0xff
+                    ? "the broadcast address"
+                    : "a reserved (class E) address";
+        }
+        if (b.length == 4 && b[0] == 0) return "in 0.0.0.0/8 (this network)";
+        return null;
+    }
 
     /** The upsert with host names replaced by addresses; instances that cannot be addressed are left out. */
     private ServiceUpsert resolved(ServiceUpsert u) {

@@ -63,7 +63,8 @@ public final class WatcherKit implements AutoCloseable {
                 lifecycle::isStarted,
                 loop,
                 config.removals(),
-                warmUp);
+                warmUp,
+                config.limits());
         context.status().onRelease(() -> loop.execute(publisher::release));
         context.status().warmUp(warmUp);
     }

@@ -1,6 +1,7 @@
 package dev.meshbridge.core.aggregate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 import static org.awaitility.Awaitility.await;
 
 import dev.meshbridge.core.config.EmptyServicePolicy;
@@ -304,5 +305,29 @@ class ServiceAggregatorTest {
         MeshService web = a.flushNow().join().service("web.test");
         assertThat(web.endpoints()).hasSize(4);
         assertThat(web.routableEndpoints()).extracting(Endpoint::address).containsExactly("10.0.0.1", "10.0.0.4");
+    }
+
+    @Test
+    void twoServicesOfOneRegistryOnOneHost_theSecondIsRefusedAndReported_neverMerged() {
+        ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
+        a.accept(upsert("zk", "org.bad.Case", "org.bad.case.dubbo", ep("10.0.0.1")));
+        a.flushNow().join();
+        a.accept(upsert("zk", "org.bad.CASE", "org.bad.case.dubbo", ep("10.0.0.2")));
+        MeshSnapshot s = a.flushNow().join();
+
+        assertThat(s.service("org.bad.case.dubbo").endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.1");
+        assertThat(s.service("org.bad.case.dubbo").sources()).containsExactly(key("zk", "org.bad.Case"));
+        assertThat(a.hostConflicts()).containsExactly(entry("org.bad.case.dubbo", List.of(key("zk", "org.bad.CASE"))));
+        assertThat(a.hostConflictCount()).isEqualTo(1);
+
+        // the first one leaves: the other one is the host's only service now, and served
+        a.accept(new ServiceRemoval(key("zk", "org.bad.Case")));
+        s = a.flushNow().join();
+        assertThat(s.service("org.bad.case.dubbo").endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.2");
+        assertThat(a.hostConflicts()).isEmpty();
     }
 }

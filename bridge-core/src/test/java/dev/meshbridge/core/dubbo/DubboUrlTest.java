@@ -126,4 +126,26 @@ class DubboUrlTest {
                 .hasMessageContaining("bad URL encoding")
                 .hasMessageNotContaining("hunter2");
     }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {
+                "dubbo://admin:S3cretPass@10.0.0.1:notaport/org.demo.Greeter",
+                "dubbo://admin:S3cretPass@:20880/org.demo.Greeter",
+                "dubbo://admin:S3cretPass@10.0.0.1:20880/org.demo.Greeter?x=%zz",
+                "dubbo://admin:S3cretPass@[::1:20880/org.demo.Greeter",
+                "dubbo://admin:S3cretPass@10.0.0.1:99999/org.demo.Greeter",
+                "admin:S3cretPass@10.0.0.1:20880/org.demo.Greeter",
+            })
+    void malformedUrlsWithCredentials_neverShowThePassword_plainOrEncoded(String url) {
+        for (String text : new String[] {url, URLEncoder.encode(url, StandardCharsets.UTF_8)}) {
+            try {
+                if (text.equals(url)) DubboUrl.parse(text);
+                else DubboUrl.parseEncoded(text);
+            } catch (IllegalArgumentException e) {
+                assertThat(e.getMessage()).doesNotContain("S3cretPass");
+                assertThat(String.valueOf(e.getCause())).doesNotContain("S3cretPass");
+            }
+        }
+    }
 }

@@ -41,16 +41,21 @@ class ShardPublisherTest {
     private WatcherKit kit;
 
     private void start(HostNamePolicy policy) {
+        start(policy, dev.meshbridge.core.config.RegistryLimits.DEFAULTS);
+    }
+
+    private void start(HostNamePolicy policy, dev.meshbridge.core.config.RegistryLimits limits) {
         RegistryConfig config = new RegistryConfig(
-                        "test",
-                        "r",
-                        List.of("h:1"),
-                        EmptyServicePolicy.DELETE,
-                        Duration.ofSeconds(1),
-                        new TreeMap<>(),
-                        "x")
-                .withHostNames(policy)
-                .withRemovals(RemovalPolicy.IMMEDIATE);
+                "test",
+                "r",
+                List.of("h:1"),
+                EmptyServicePolicy.DELETE,
+                Duration.ofSeconds(1),
+                new TreeMap<>(),
+                "x",
+                policy,
+                RemovalPolicy.IMMEDIATE,
+                limits);
         status = new RegistryStatus("r", "test");
         kit = new WatcherKit(
                 new WatcherContext(config, sink, status, new WatcherRuntime(ticker, dns)), "test-loop", Duration.ZERO);
@@ -198,5 +203,57 @@ class ShardPublisherTest {
         kit.publisher().upsert(upsert(ep("10.0.0.1")));
         List<RegistryEvent> events = sink.events();
         assertThat(events).isEmpty();
+    }
+
+    @Test
+    void addressesThatAreNotUnicast_areLeftOutAndReportedOnce() {
+        start(HostNamePolicy.DEFAULT);
+        for (int round = 0; round < 2; round++) {
+            int r = round;
+            onLoop(() -> kit.publisher()
+                    .upsert(upsert(
+                            ep("10.0.0.1"),
+                            ep("255.255.255.255"),
+                            ep("0.0.0.0"),
+                            ep("224.0.0.5"),
+                            ep("ff02::1"),
+                            ep("::"),
+                            ep("10.0.0." + (2 + r)))));
+        }
+
+        assertThat(upserts().getLast().endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.1", "10.0.0.3");
+        assertThat(status.skippedCount())
+                .as("five bad instances, each counted once over two publishes")
+                .isEqualTo(5);
+    }
+
+    @Test
+    void registryLimits_servicesPastTheLimitWaitForRoom_labelsPastTheLimitAreDropped() {
+        start(HostNamePolicy.DEFAULT, new dev.meshbridge.core.config.RegistryLimits(2, 100, 3));
+        ServiceKey a = new ServiceKey("test", "r", "", "", "a", "");
+        ServiceKey b = new ServiceKey("test", "r", "", "", "b", "");
+        ServiceKey c = new ServiceKey("test", "r", "", "", "c", "");
+        Endpoint labelled = Endpoint.builder("10.0.0.9")
+                .port("http", 8080)
+                .label("l1", "x")
+                .label("l2", "x")
+                .label("l3", "x")
+                .label("l4", "x")
+                .label("l5", "x")
+                .build();
+        onLoop(() -> {
+            kit.publisher().upsert(new ServiceUpsert(a, "a.test", PORTS, List.of(labelled)));
+            kit.publisher().upsert(new ServiceUpsert(b, "b.test", PORTS, List.of(ep("10.0.0.2"))));
+            kit.publisher().upsert(new ServiceUpsert(c, "c.test", PORTS, List.of(ep("10.0.0.3"))));
+        });
+        assertThat(upserts()).extracting(ServiceUpsert::key).containsExactly(a, b);
+        assertThat(upserts().get(0).endpoints().get(0).labels()).containsOnlyKeys("l1", "l2", "l3");
+        assertThat(status.droppedLabelCount()).isEqualTo(2);
+        assertThat(status.skippedCount()).isEqualTo(1);
+
+        onLoop(() -> kit.publisher().remove(b));
+        assertThat(upserts()).extracting(ServiceUpsert::key).containsExactly(a, b, c);
     }
 }

@@ -1,23 +1,21 @@
 package dev.meshbridge.registry.consul;
 
 import dev.meshbridge.core.config.ConfigNode;
+import dev.meshbridge.core.tls.ReloadingTls;
+import dev.meshbridge.core.tls.TlsFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.PrivateKey;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import javax.net.ssl.HostnameVerifier;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLPeerUnverifiedException;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509TrustManager;
 
 /**
@@ -31,18 +29,38 @@ import javax.net.ssl.X509TrustManager;
  * @param keyFile PEM private key of the client certificate
  * @param serverName the name the server certificate must carry (Consul's {@code CONSUL_TLS_SERVER_NAME}, e.g. {@code
  *     server.dc1.consul}); empty checks the address's host
+ * @param reloadInterval how often, at most, a new connection checks the files for a change (default 10s): a rotated
+ *     client certificate or CA bundle is used from the next connection on, without a restart
  */
-public record ConsulTls(boolean enabled, String caFile, String certFile, String keyFile, String serverName) {
+public record ConsulTls(
+        boolean enabled, String caFile, String certFile, String keyFile, String serverName, Duration reloadInterval) {
+
+    /** With the default reload interval. */
+    public ConsulTls(boolean enabled, String caFile, String certFile, String keyFile, String serverName) {
+        this(enabled, caFile, certFile, keyFile, serverName, RELOAD_CHECK);
+    }
 
     public ConsulTls {
         caFile = Objects.requireNonNullElse(caFile, "");
         certFile = Objects.requireNonNullElse(certFile, "");
         keyFile = Objects.requireNonNullElse(keyFile, "");
         serverName = Objects.requireNonNullElse(serverName, "");
+        reloadInterval = Objects.requireNonNullElse(reloadInterval, RELOAD_CHECK);
     }
 
     /** The SSL context and trust manager OkHttp needs. */
     record Material(SSLContext context, X509TrustManager trustManager) {}
+
+    /** How often, at most, a new connection checks the files for a change. */
+    static final Duration RELOAD_CHECK = Duration.ofSeconds(10);
+
+    private static Duration positive(ConfigNode n, Duration d) {
+        if (d.isNegative() || d.isZero()) {
+            n.problem("reloadInterval", "must be positive");
+            return RELOAD_CHECK;
+        }
+        return d;
+    }
 
     static ConsulTls parse(ConfigNode n) {
         if (!n.isMapping()) {
@@ -54,7 +72,8 @@ public record ConsulTls(boolean enabled, String caFile, String certFile, String 
                 n.string("caFile", ""),
                 n.string("certFile", ""),
                 n.string("keyFile", ""),
-                n.string("serverName", ""));
+                n.string("serverName", ""),
+                positive(n, n.duration("reloadInterval", RELOAD_CHECK)));
         if (tls.certFile.isEmpty() != tls.keyFile.isEmpty()) {
             n.problem(tls.certFile.isEmpty() ? "certFile" : "keyFile", "certFile and keyFile go together");
             return tls;
@@ -76,37 +95,23 @@ public record ConsulTls(boolean enabled, String caFile, String certFile, String 
         return tls;
     }
 
-    /** Reads the files and builds the SSL context. */
+    /**
+     * Reads the files and builds the SSL context. The context checks the files for a change when it opens a
+     * connection (at most every 10 s): a rotated client certificate or CA bundle is used from the next connection on,
+     * without a restart.
+     */
     Material material() throws IOException, GeneralSecurityException {
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        if (caFile.isEmpty()) {
-            tmf.init((KeyStore) null);
-        } else {
-            KeyStore trust = KeyStore.getInstance("PKCS12");
-            trust.load(null, null);
-            int i = 0;
-            for (X509Certificate ca : Pem.certificates(Path.of(caFile))) trust.setCertificateEntry("ca-" + i++, ca);
-            tmf.init(trust);
-        }
-        X509TrustManager trustManager = null;
-        for (TrustManager tm : tmf.getTrustManagers()) {
-            if (tm instanceof X509TrustManager x) trustManager = x;
-        }
-        if (trustManager == null) throw new GeneralSecurityException("no X.509 trust manager available");
-        KeyManagerFactory kmf = null;
-        if (!certFile.isEmpty()) {
-            List<X509Certificate> chain = Pem.certificates(Path.of(certFile));
-            PrivateKey key = Pem.privateKey(Path.of(keyFile));
-            char[] password = new char[0];
-            KeyStore keys = KeyStore.getInstance("PKCS12");
-            keys.load(null, null);
-            keys.setKeyEntry("client", key, password, chain.toArray(Certificate[]::new));
-            kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-            kmf.init(keys, password);
-        }
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(kmf == null ? null : kmf.getKeyManagers(), new TrustManager[] {trustManager}, null);
-        return new Material(context, trustManager);
+        ReloadingTls files = new ReloadingTls(
+                        "consul",
+                        new TlsFiles(
+                                certFile.isEmpty() ? null : Path.of(certFile),
+                                keyFile.isEmpty() ? null : Path.of(keyFile),
+                                null,
+                                caFile.isEmpty() ? null : Path.of(caFile)),
+                        java.time.Clock.systemUTC())
+                .load()
+                .checkOnHandshake(reloadInterval);
+        return new Material(files.clientContext(), files.trustManager(null));
     }
 
     /**

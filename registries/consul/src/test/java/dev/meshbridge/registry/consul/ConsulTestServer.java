@@ -358,7 +358,24 @@ public final class ConsulTestServer implements AutoCloseable {
         }
     }
 
+    private final java.util.Set<java.math.BigInteger> clientSerials =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** The serial numbers of the client certificates presented so far (TLS with client authentication). */
+    public java.util.Set<java.math.BigInteger> clientSerials() {
+        return java.util.Set.copyOf(clientSerials);
+    }
+
     private void handle(HttpExchange ex) {
+        if (ex instanceof com.sun.net.httpserver.HttpsExchange hx) {
+            try {
+                var peer = hx.getSSLSession().getPeerCertificates();
+                if (peer.length > 0 && peer[0] instanceof java.security.cert.X509Certificate x)
+                    clientSerials.add(x.getSerialNumber());
+            } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+                // no client certificate
+            }
+        }
         try (ex) {
             Request req = new Request(
                     ex.getRequestMethod(),

@@ -148,6 +148,68 @@ class ConsulWatcherTest extends ConsulWatcherScenarios {
     }
 
     @Test
+    void tls_rotatedClientCertificate_isPresentedOnTheNextConnection_withoutARestart() throws Exception {
+        HeldCertificate ca = new HeldCertificate.Builder()
+                .certificateAuthority(0)
+                .commonName("Consul Agent CA")
+                .build();
+        HeldCertificate serverCert = new HeldCertificate.Builder()
+                .signedBy(ca)
+                .addSubjectAlternativeName("server.dc1.consul")
+                .build();
+        HeldCertificate first = new HeldCertificate.Builder()
+                .signedBy(ca)
+                .serialNumber(1001)
+                .commonName("meshbridge")
+                .build();
+        HeldCertificate rotated = new HeldCertificate.Builder()
+                .signedBy(ca)
+                .serialNumber(2002)
+                .commonName("meshbridge")
+                .build();
+        HandshakeCertificates serverSide = new HandshakeCertificates.Builder()
+                .heldCertificate(serverCert)
+                .addTrustedCertificate(ca.certificate())
+                .build();
+        Path caFile = Files.writeString(tmp.resolve("ca.pem"), ca.certificatePem());
+        Path certFile = Files.writeString(tmp.resolve("client.pem"), first.certificatePem());
+        Path keyFile = Files.writeString(tmp.resolve("client-key.pem"), first.privateKeyPkcs8Pem());
+
+        try (ConsulTestServer secure =
+                ConsulTestServer.builder().tls(serverSide.sslContext(), true).start()) {
+            Consul admin = Consul.builder()
+                    .withHttps(true)
+                    .withHostAndPort(HostAndPort.fromString(secure.address()))
+                    .withSslContext(new HandshakeCertificates.Builder()
+                            .heldCertificate(first)
+                            .addTrustedCertificate(ca.certificate())
+                            .build()
+                            .sslContext())
+                    .withTrustManager(serverSide.trustManager())
+                    .withHostnameVerifier((host, session) -> true)
+                    .build();
+            admin.agentClient().register(registration(svc("vault"), "10.0.0.5"));
+            admin.destroy();
+            watch(
+                    "c1",
+                    List.of(secure.address()),
+                    "tls: {caFile: " + caFile + ", certFile: " + certFile + ", keyFile: " + keyFile
+                            + ", serverName: server.dc1.consul, reloadInterval: 50ms}");
+            awaitService(svc("vault") + ".dc1.consul", endpoints(1));
+            assertThat(secure.clientSerials()).containsExactly(java.math.BigInteger.valueOf(1001));
+
+            // cert-manager writes the new pair; the connections Consul drops are made again with it
+            Files.writeString(keyFile, rotated.privateKeyPkcs8Pem());
+            Files.writeString(certFile, rotated.certificatePem());
+            secure.stop();
+            secure.restart();
+
+            await().atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> secure.clientSerials().contains(java.math.BigInteger.valueOf(2002)));
+        }
+    }
+
+    @Test
     void tls_withoutTheClientCertificate_isDownWithTheHandshakeError() throws Exception {
         HeldCertificate ca =
                 new HeldCertificate.Builder().certificateAuthority(0).build();

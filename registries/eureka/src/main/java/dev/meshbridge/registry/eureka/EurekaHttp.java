@@ -43,9 +43,15 @@ final class EurekaHttp implements AutoCloseable {
     private final EurekaJsonJacksonCodec codec = new EurekaJsonJacksonCodec();
 
     EurekaHttp(Duration connectTimeout, Duration requestTimeout) {
+        this(connectTimeout, requestTimeout, null);
+    }
+
+    /** @param ssl the TLS context of {@code https://} servers, null for the JVM's default */
+    EurekaHttp(Duration connectTimeout, Duration requestTimeout, javax.net.ssl.SSLContext ssl) {
         this.requestTimeout = requestTimeout;
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
+        HttpClient.Builder b = HttpClient.newBuilder();
+        if (ssl != null) b.sslContext(ssl);
+        this.http = b.version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(connectTimeout)
                 .followRedirects(HttpClient.Redirect.NEVER)
                 .executor(executor)

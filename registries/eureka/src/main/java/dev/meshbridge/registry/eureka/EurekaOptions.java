@@ -3,6 +3,7 @@ package dev.meshbridge.registry.eureka;
 import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.config.Secret;
 import dev.meshbridge.core.naming.HostTemplate;
+import dev.meshbridge.core.tls.TlsFiles;
 import dev.meshbridge.core.watch.NameFilter;
 import java.time.Duration;
 import java.util.List;
@@ -25,6 +26,9 @@ import java.util.Set;
  * @param zoneKey metadata key that holds an instance's zone
  * @param regionKey metadata key that holds an instance's region
  * @param hostTemplate how an application name becomes a mesh host
+ * @param tls HTTPS to the Eureka servers with a custom CA ({@code caFile}) and optionally a client certificate
+ *     ({@code certFile}, {@code keyFile}, {@code keyPassword}), files read again when they change; null for the JVM's
+ *     default trust and no client certificate
  */
 public record EurekaOptions(
         Secret username,
@@ -37,7 +41,8 @@ public record EurekaOptions(
         String weightKey,
         String zoneKey,
         String regionKey,
-        HostTemplate hostTemplate) {
+        HostTemplate hostTemplate,
+        TlsFiles tls) {
 
     public static final Duration DEFAULT_FETCH_INTERVAL = Duration.ofSeconds(3);
     public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(30);
@@ -92,6 +97,8 @@ public record EurekaOptions(
         private HostTemplate hostTemplate = HostTemplate.parse(DEFAULT_HOST_TEMPLATE, HOST_VARIABLES);
 
         private Builder() {}
+
+        private TlsFiles tls;
 
         public Builder credentials(Secret username, Secret password) {
             this.username = username;
@@ -156,7 +163,13 @@ public record EurekaOptions(
                     weightKey,
                     zoneKey,
                     regionKey,
-                    hostTemplate);
+                    hostTemplate,
+                    tls);
+        }
+
+        public Builder tls(TlsFiles tls) {
+            this.tls = tls;
+            return this;
         }
     }
 
@@ -204,6 +217,10 @@ public record EurekaOptions(
                 entry.problem("hostTemplate", e.getMessage());
             }
         }
+        entry.child("tls").ifPresent(t -> {
+            if (!t.isMapping()) t.problemHere("expected a mapping with caFile, certFile, keyFile, keyPassword");
+            else b.tls(TlsFiles.parse(t));
+        });
         return b.build();
     }
 

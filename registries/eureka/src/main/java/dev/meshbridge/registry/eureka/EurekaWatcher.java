@@ -96,13 +96,29 @@ public final class EurekaWatcher implements RegistryWatcher {
         this.status = context.status();
         this.servers = List.copyOf(config.addresses());
         if (servers.isEmpty()) throw new IllegalArgumentException("registry " + config.name() + " has no server URL");
-        this.http = new EurekaHttp(options.connectTimeout(), options.requestTimeout());
+        this.http =
+                new EurekaHttp(options.connectTimeout(), options.requestTimeout(), tlsContext(config.name(), options));
         this.mapper = new ApplicationMapper(config, options, status);
         this.kit = new WatcherKit(context, "meshbridge-eureka-" + config.name(), DEFAULT_WARM_UP);
         this.publisher = kit.publisher();
         // the end of a warm-up: the next poll reads the whole registry, and ends with RegistrySynced
         publisher.onFullRead(() -> fullFetchDue = true);
         this.backoff = new Backoff(options.fetchInterval(), options.maxBackoff());
+    }
+
+    /** HTTPS with the configured CA and client certificate, the files read again when they change; null: none. */
+    private static javax.net.ssl.SSLContext tlsContext(String registry, EurekaOptions options) {
+        if (options.tls() == null) return null;
+        try {
+            return new dev.meshbridge.core.tls.ReloadingTls(
+                            "registry " + registry, options.tls(), java.time.Clock.systemUTC())
+                    .load()
+                    .checkOnHandshake(java.time.Duration.ofSeconds(10))
+                    .clientContext();
+        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+            throw new IllegalArgumentException(
+                    "registry " + registry + ": cannot use the TLS files: " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -69,6 +69,8 @@ final class LeafParser {
             Endpoint endpoint = DubboNaming.endpoint(
                             url.host().intern(), portName.intern(), url.port(), params, interned(labels))
                     .build();
+            String clamped = DubboNaming.weightOutOfRange(params);
+            if (clamped != null) status.adjusted(path, clamped);
             return new Leaf.DubboProvider(
                     url.version().intern(),
                     url.group().intern(),
@@ -154,6 +156,8 @@ final class LeafParser {
         });
         Labels.Result labels = DubboNaming.labels(labelSource);
         report(path, labels);
+        String clamped = DubboNaming.weightOutOfRange(meta);
+        if (clamped != null) status.adjusted(path, clamped);
         Endpoint endpoint = b.weight(DubboNaming.weight(meta))
                 .enabled(enabled && DubboNaming.enabled(meta))
                 .health(Health.HEALTHY)

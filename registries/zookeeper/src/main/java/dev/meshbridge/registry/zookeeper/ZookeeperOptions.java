@@ -30,6 +30,7 @@ import org.apache.zookeeper.common.PathUtils;
  * @param springCloudHost host template of Spring Cloud (curator x-discovery) services
  * @param dubboConsumerApplication the Dubbo consumer application the bridge stands for when it applies override
  *     rules ({@code <application>.configurators} and rules that name an application), or null for none
+ * @param tls TLS to ZooKeeper's secure client port ({@code tls:} with key and trust stores), or null for plaintext
  */
 public record ZookeeperOptions(
         List<String> servicesPaths,
@@ -42,7 +43,8 @@ public record ZookeeperOptions(
         HostTemplate dubboInterfaceHost,
         HostTemplate dubboApplicationHost,
         HostTemplate springCloudHost,
-        String dubboConsumerApplication) {
+        String dubboConsumerApplication,
+        ZookeeperTls tls) {
 
     public static final List<String> DEFAULT_SERVICES_PATHS = List.of("/dubbo", "/services");
     public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(60);
@@ -83,7 +85,25 @@ public record ZookeeperOptions(
                 DubboNaming.interfaceTemplate(null),
                 DubboNaming.applicationTemplate(null),
                 springCloudTemplate(null),
+                null,
                 null);
+    }
+
+    /** The same options with TLS to ZooKeeper's secure client port (null: plaintext). */
+    public ZookeeperOptions withTls(ZookeeperTls tls) {
+        return new ZookeeperOptions(
+                servicesPaths,
+                chroot,
+                username,
+                password,
+                sessionTimeout,
+                connectionTimeout,
+                maxResponseBytes,
+                dubboInterfaceHost,
+                dubboApplicationHost,
+                springCloudHost,
+                dubboConsumerApplication,
+                tls);
     }
 
     public static HostTemplate springCloudTemplate(String template) {
@@ -192,7 +212,8 @@ public record ZookeeperOptions(
                 iface,
                 app,
                 spring,
-                consumerApp == null ? null : consumerApp.trim());
+                consumerApp == null ? null : consumerApp.trim(),
+                entry.child("tls").map(ZookeeperTls::parse).orElse(null));
     }
 
     private static HostTemplate template(ConfigNode entry, String key, Function<String, HostTemplate> parse) {

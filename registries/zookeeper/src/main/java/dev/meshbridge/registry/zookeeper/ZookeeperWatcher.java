@@ -79,6 +79,10 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     private int inFlight;
     private int pending;
     private boolean syncing;
+    /** The first path ZooKeeper denied in this sync (wrong credentials or ACL), or null. */
+    private String denied;
+
+    private final Backoff deniedBackoff = new Backoff(RETRY_MIN, RETRY_MAX);
     private boolean connected;
     private boolean flushQueued;
     private boolean sessionLost;
@@ -98,11 +102,15 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         }
     }
 
+    private ZKClientConfig clientConfig;
+
     @Override
     public void start() {
         kit.start();
         ZKClientConfig clientConfig = new ZKClientConfig();
         clientConfig.setProperty(ZKConfig.JUTE_MAXBUFFER, Integer.toString(options.maxResponseBytes()));
+        if (options.tls() != null) options.tls().apply(clientConfig);
+        this.clientConfig = clientConfig;
         CuratorFramework c = CuratorFrameworkFactory.builder()
                 .connectString(connectString)
                 .sessionTimeoutMs((int) options.sessionTimeout().toMillis())
@@ -115,11 +123,12 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         client = c;
         c.getConnectionStateListenable().addListener((cl, newState) -> enqueue(() -> onConnectionState(newState)));
         log.info(
-                "registry={} type=zookeeper connecting to {} roots={} auth={}",
+                "registry={} type=zookeeper connecting to {} roots={} auth={} tls={}",
                 config.name(),
                 connectString,
                 options.servicesPaths(),
-                options.authenticated() ? "digest:" + options.username() : "none");
+                options.authenticated() ? "digest:" + options.username() : "none",
+                options.tls() == null ? "off" : "on");
         c.start();
         kit.loop().schedule(options.connectionTimeout(), this::checkConnected);
     }
@@ -190,13 +199,31 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         kit.disconnected();
         newEpoch();
         status.disconnected(reason + "; keeping the last known state until it is back");
+        if (options.tls() != null) kit.loop().schedule(options.connectionTimeout(), this::checkConnected);
     }
 
     private void checkConnected() {
-        if (!connected && !status.hasSynced()) {
+        if (connected) return;
+        String tlsProblem = tlsProblem();
+        if (tlsProblem != null) {
+            // a handshake the client retries in silence: name it on /healthz and /debug/registries
+            status.disconnected(tlsProblem + "; keeping the last known state, still trying");
+        } else if (!status.hasSynced()) {
             status.disconnected(
                     "cannot connect to " + connectString + " within " + options.connectionTimeout() + "; still trying");
         }
+    }
+
+    /** With TLS, why a handshake with the first server fails (null when it succeeds or TLS is off). */
+    private String tlsProblem() {
+        ZookeeperTls tls = options.tls();
+        if (tls == null || clientConfig == null) return null;
+        String first = config.addresses().get(0);
+        int colon = first.lastIndexOf(':');
+        String host = colon > 0 ? first.substring(0, colon) : first;
+        int port = colon > 0 ? Integer.parseInt(first.substring(colon + 1)) : 2181;
+        return tls.probe(clientConfig, host, port, (int)
+                Math.min(5000, options.connectionTimeout().toMillis()));
     }
 
     /** Forgets every read in flight: their answers are ignored from now on. */
@@ -212,6 +239,7 @@ public final class ZookeeperWatcher implements RegistryWatcher {
         if (!connected) return; // the reconnect starts one
         newEpoch();
         syncing = true;
+        denied = null;
         syncStartedNanos = kit.ticker().nanoTime();
         log.info("registry={} full sync of {} started", config.name(), options.servicesPaths());
         for (String root : options.servicesPaths()) addWatch(root, true);
@@ -243,11 +271,32 @@ public final class ZookeeperWatcher implements RegistryWatcher {
             Backoff b = rootBackoff.get(root);
             if (b != null) b.reset();
             submit(ZnodeRead.listRoot(root));
+        } else if (isDenied(code)) {
+            denied(root, code);
         } else if (!isConnectionProblem(code)) {
             status.error("cannot watch " + root, KeeperException.create(code, root));
             retryWatch(root);
         }
         afterResult();
+    }
+
+    private static boolean isDenied(KeeperException.Code code) {
+        return code == KeeperException.Code.NOAUTH || code == KeeperException.Code.AUTHFAILED;
+    }
+
+    /**
+     * ZooKeeper refused to show a path (a wrong digest password, or an ACL that does not name the user): the registry
+     * is DOWN, not up, and the sync does not finish (a sync that read nothing would tell the catalog the registry has
+     * no services); it is tried again with a backoff.
+     */
+    private void denied(String path, KeeperException.Code code) {
+        status.error("ZooKeeper denied access to " + path, KeeperException.create(code, path));
+        if (denied == null) {
+            denied = path;
+            status.disconnected("ZooKeeper denied access to " + path + " ("
+                    + KeeperException.create(code, path).getMessage()
+                    + "): check username and password (digest) and the znodes' ACL; keeping the last known state");
+        }
     }
 
     private void retryWatch(String root) {
@@ -312,6 +361,8 @@ public final class ZookeeperWatcher implements RegistryWatcher {
             apply(read, true, event.getChildren(), event.getData());
         } else if (code == KeeperException.Code.NONODE) {
             apply(read, false, List.of(), null);
+        } else if (isDenied(code)) {
+            denied(read.path(), code);
         } else if (!isConnectionProblem(code)) {
             status.error(
                     "cannot read " + read.path() + "; keeping what was known and trying again at the next sync",
@@ -349,7 +400,16 @@ public final class ZookeeperWatcher implements RegistryWatcher {
 
     private void afterResult() {
         if (syncing) {
-            if (pending == 0) finishSync();
+            if (pending == 0 && denied != null) {
+                syncing = false;
+                Duration delay = deniedBackoff.next();
+                kit.loop().schedule(delay, () -> {
+                    if (connected && kit.open()) startSync();
+                });
+            } else if (pending == 0) {
+                deniedBackoff.reset();
+                finishSync();
+            }
         } else if (catalog.hasChanges() && !flushQueued) {
             flushQueued = true;
             enqueue(this::flush);

@@ -95,4 +95,17 @@ class AuthAndChrootTest {
             assertThat(h.snapshot().services()).isEmpty();
         }
     }
+
+    @Test
+    void wrongPassword_showsDown_andNeverCountsAsSynced() throws Exception {
+        try (WatcherHarness h = WatcherHarness.start(
+                zk.address(), "chroot: /prod", "zkServicesPath: [/dubbo]", "username: bridge", "password: wrong")) {
+            // the first sync is denied, and so is the next try
+            await().atMost(ZkServer.timeout()).until(() -> h.status.errorCount() >= 2);
+
+            assertThat(h.status.state()).isEqualTo(dev.meshbridge.core.spi.RegistryStatus.State.DOWN);
+            assertThat(h.status.hasSynced()).isFalse();
+            assertThat(h.status.lastError()).contains("denied access").doesNotContain("wrong");
+        }
+    }
 }

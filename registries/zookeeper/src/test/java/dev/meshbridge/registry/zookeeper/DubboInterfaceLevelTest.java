@@ -97,6 +97,22 @@ class DubboInterfaceLevelTest {
     }
 
     @Test
+    void weightOutOfRange_isClampedAndReported() throws Exception {
+        // its own root, so the other tests of the shared ZooKeeper do not see it
+        String url = provider("dubbo", "10.0.7.1:20880", "org.demo.Heavy", "weight=5000000");
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/heavy/org.demo.Heavy/providers/" + URLEncoder.encode(url, StandardCharsets.UTF_8));
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "zkServicesPath: [/heavy]")) {
+            MeshService heavy =
+                    h.awaitService("org.demo.heavy.dubbo", s -> s.endpoints().size() == 1);
+
+            assertThat(heavy.endpoints().get(0).weight()).isEqualTo(Endpoint.MAX_WEIGHT);
+            assertThat(h.status.skippedCount()).as("the clamp is reported").isEqualTo(1);
+        }
+    }
+
+    @Test
     void changes_addRemoveDisableAndWeightZero_showInTheCatalog() throws Exception {
         String iface = "org.demo.Orders";
         String a = provider("dubbo", "10.0.1.1:20880", iface, "");

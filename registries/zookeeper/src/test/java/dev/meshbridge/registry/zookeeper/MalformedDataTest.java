@@ -1,8 +1,10 @@
 package dev.meshbridge.registry.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.MeshService;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import org.apache.curator.framework.CuratorFramework;
@@ -108,6 +110,61 @@ class MalformedDataTest {
                             .toList()
                             .equals(java.util.List.of("10.0.11.1", "10.0.11.9")));
             assertThat(h.status.state()).isEqualTo(dev.meshbridge.core.spi.RegistryStatus.State.UP);
+        }
+    }
+
+    /** A Spring Cloud instance under the chroot {@code /hostile}. */
+    private static void hostile(String service, String id, String json) throws Exception {
+        raw.create()
+                .creatingParentsIfNeeded()
+                .forPath("/hostile/services/" + service + "/" + id, json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A Spring Cloud instance whose metadata is this JSON object. */
+    private static String springJson(String address, int port, String metadata) {
+        return springJson(address, Integer.toString(port)).replace("\"metadata\":{}", "\"metadata\":" + metadata);
+    }
+
+    @Test
+    void hostileInstances_tenThousandLabelsAreBounded_broadcastAddressesLeftOut_servicesPastTheLimitWait()
+            throws Exception {
+        StringBuilder wide = new StringBuilder("{");
+        for (int i = 0; i <= 10_000; i++)
+            wide.append(i == 0 ? "" : ",").append("\"k").append(i).append("\":\"v\"");
+        wide.append('}');
+        hostile("wide", "a", springJson("10.0.12.1", 8080, wide.toString()));
+        hostile("bcast", "b", springJson("255.255.255.255", 8080, "{}"));
+        hostile("bcast", "c", springJson("10.0.12.3", 8080, "{}"));
+        hostile("bcast", "d", springJson("224.0.0.1", 8080, "{}"));
+
+        try (WatcherHarness h = WatcherHarness.start(zk.address(), "chroot: /hostile", "limits: {maxServices: 2}")) {
+            h.awaitSyncs(1);
+            System.out.println("SNAPSHOT " + h.snapshot().services().keySet() + " skipped=" + h.status.skippedCount()
+                    + " err=" + h.status.lastError());
+            MeshService w = h.snapshot().service("wide.services.zookeeper");
+            assertThat(w.endpoints()).hasSize(1);
+            assertThat(w.endpoints().get(0).labels().size())
+                    .as("labels kept of 10,001")
+                    .isLessThanOrEqualTo(dev.meshbridge.core.config.RegistryLimits.DEFAULTS.maxLabelsPerInstance());
+            assertThat(h.status.droppedLabelCount())
+                    .as("every label left out is counted")
+                    .isGreaterThanOrEqualTo(
+                            10_001 - w.endpoints().get(0).labels().size());
+            assertThat(h.snapshot().service("bcast.services.zookeeper").endpoints())
+                    .extracting(Endpoint::address)
+                    .containsExactly("10.0.12.3");
+            long skipped = h.status.skippedCount();
+            assertThat(skipped).as("the broadcast and multicast instances").isEqualTo(2);
+
+            // a third service passes maxServices: left out and reported, the two others served
+            hostile("third", "e", springJson("10.0.12.5", 8080, "{}"));
+            await().atMost(ZkServer.timeout()).until(() -> h.status.skippedCount() > skipped);
+            assertThat(h.snapshot().service("third.services.zookeeper")).isNull();
+            assertThat(h.snapshot().service("wide.services.zookeeper")).isNotNull();
+
+            // room again: it comes in
+            raw.delete().deletingChildrenIfNeeded().forPath("/hostile/services/bcast");
+            h.awaitService("third.services.zookeeper", s -> s.endpoints().size() == 1);
         }
     }
 }

@@ -69,6 +69,7 @@ import org.glassfish.jersey.servlet.ServletContainer;
 public final class EmbeddedEurekaServer implements AutoCloseable {
 
     private final Tomcat tomcat;
+    private String scheme = "http";
     private final EurekaServerContext serverContext;
     private final DiscoveryClient selfClient;
     private final BasicAuthFilter auth;
@@ -104,8 +105,22 @@ public final class EmbeddedEurekaServer implements AutoCloseable {
         private String password;
         private Duration deltaRetention = Duration.ofMinutes(3);
         private boolean disableDelta;
+        private java.nio.file.Path certFile;
+        private java.nio.file.Path keyFile;
+        private java.nio.file.Path clientCaFile;
 
         private Builder() {}
+
+        /**
+         * Serves HTTPS with this PEM certificate and key; with {@code clientCaFile}, every client must present a
+         * certificate that chains to it (Tomcat's {@code certificateVerification="required"}).
+         */
+        public Builder https(java.nio.file.Path certFile, java.nio.file.Path keyFile, java.nio.file.Path clientCaFile) {
+            this.certFile = certFile;
+            this.keyFile = keyFile;
+            this.clientCaFile = clientCaFile;
+            return this;
+        }
 
         /** The port to listen on; 0 (the default) picks a free one. Use a fixed one to restart a server in place. */
         public Builder port(int port) {
@@ -176,6 +191,37 @@ public final class EmbeddedEurekaServer implements AutoCloseable {
         Connector connector = new Connector();
         connector.setPort(b.port);
         connector.setProperty("address", "127.0.0.1");
+        if (b.certFile != null) {
+            connector.setScheme("https");
+            connector.setSecure(true);
+            connector.setProperty("SSLEnabled", "true");
+            org.apache.tomcat.util.net.SSLHostConfig ssl = new org.apache.tomcat.util.net.SSLHostConfig();
+            org.apache.tomcat.util.net.SSLHostConfigCertificate cert =
+                    new org.apache.tomcat.util.net.SSLHostConfigCertificate(
+                            ssl, org.apache.tomcat.util.net.SSLHostConfigCertificate.Type.UNDEFINED);
+            cert.setCertificateFile(b.certFile.toString());
+            cert.setCertificateKeyFile(b.keyFile.toString());
+            ssl.addCertificate(cert);
+            if (b.clientCaFile != null) {
+                // Tomcat's JSSE side reads client CAs from a trust store (caCertificateFile is for OpenSSL)
+                java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+                trust.load(null, null);
+                int i = 0;
+                for (java.security.cert.Certificate c : java.security.cert.CertificateFactory.getInstance("X.509")
+                        .generateCertificates(Files.newInputStream(b.clientCaFile))) {
+                    trust.setCertificateEntry("ca-" + i++, c);
+                }
+                Path store = Files.createTempFile("eureka-clients-ca", ".p12");
+                try (var out = Files.newOutputStream(store)) {
+                    trust.store(out, "changeit".toCharArray());
+                }
+                ssl.setTruststoreFile(store.toString());
+                ssl.setTruststorePassword("changeit");
+                ssl.setTruststoreType("PKCS12");
+                ssl.setCertificateVerification("required");
+            }
+            connector.addSslHostConfig(ssl);
+        }
         tomcat.setConnector(connector);
         Context context = tomcat.addContext("", baseDir.toString());
 
@@ -207,7 +253,9 @@ public final class EmbeddedEurekaServer implements AutoCloseable {
             stopEureka(serverContext, selfClient);
             throw new IOException("port " + b.port + " is not available");
         }
-        return new EmbeddedEurekaServer(tomcat, serverContext, selfClient, auth, port);
+        EmbeddedEurekaServer server = new EmbeddedEurekaServer(tomcat, serverContext, selfClient, auth, port);
+        server.scheme = b.certFile != null ? "https" : "http";
+        return server;
     }
 
     private static void addFilter(Context context, String name, Filter filter) {
@@ -227,7 +275,7 @@ public final class EmbeddedEurekaServer implements AutoCloseable {
 
     /** The service URL a Eureka client is configured with, e.g. {@code http://127.0.0.1:43121/eureka}. */
     public String serviceUrl() {
-        return "http://127.0.0.1:" + port + "/eureka";
+        return scheme + "://127.0.0.1:" + port + "/eureka";
     }
 
     /** From now on, requires these basic-auth credentials (as after a password rotation on the server). */

@@ -1,4 +1,4 @@
-package dev.meshbridge.registry.consul;
+package dev.meshbridge.core.tls;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -20,10 +20,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Reads the PEM files Consul deployments use: certificates, and private keys in PKCS#8 ({@code PRIVATE KEY}),
- * PKCS#1 ({@code RSA PRIVATE KEY}) or SEC1 ({@code EC PRIVATE KEY}, what {@code consul tls cert create} writes).
+ * Reads the PEM files TLS deployments hand out (cert-manager, Istio, {@code consul tls cert create}, openssl):
+ * certificates, and private keys in PKCS#8 ({@code PRIVATE KEY}), encrypted PKCS#8 ({@code ENCRYPTED PRIVATE KEY},
+ * with a password), PKCS#1 ({@code RSA PRIVATE KEY}) or SEC1 ({@code EC PRIVATE KEY}). Error messages name the file,
+ * never a password or key bytes.
  */
-final class Pem {
+public final class Pem {
 
     private static final Pattern BLOCK =
             Pattern.compile("-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\\s]+)-----END \\1-----");
@@ -36,7 +38,7 @@ final class Pem {
     private Pem() {}
 
     /** Every certificate in the file, in order. */
-    static List<X509Certificate> certificates(Path file) throws IOException, GeneralSecurityException {
+    public static List<X509Certificate> certificates(Path file) throws IOException, GeneralSecurityException {
         byte[] bytes = Files.readAllBytes(file);
         List<X509Certificate> out = new ArrayList<>();
         try {
@@ -51,8 +53,16 @@ final class Pem {
         return out;
     }
 
-    /** The first private key in the file. */
-    static PrivateKey privateKey(Path file) throws IOException, GeneralSecurityException {
+    /** The first private key in the file, which must not be encrypted. */
+    public static PrivateKey privateKey(Path file) throws IOException, GeneralSecurityException {
+        return privateKey(file, null);
+    }
+
+    /**
+     * The first private key in the file; an {@code ENCRYPTED PRIVATE KEY} (PKCS#8, PBES2 as openssl writes it) is
+     * decrypted with {@code password}.
+     */
+    public static PrivateKey privateKey(Path file, char[] password) throws IOException, GeneralSecurityException {
         Matcher m = BLOCK.matcher(Files.readString(file, StandardCharsets.US_ASCII));
         while (m.find()) {
             String type = m.group(1);
@@ -70,15 +80,37 @@ final class Pem {
                     return KeyFactory.getInstance("EC")
                             .generatePrivate(new PKCS8EncodedKeySpec(pkcs8Info(algorithm, der)));
                 }
-                case "ENCRYPTED PRIVATE KEY" ->
-                    throw new GeneralSecurityException(
-                            file + " holds an encrypted private key; give an unencrypted one");
+                case "ENCRYPTED PRIVATE KEY" -> {
+                    if (password == null || password.length == 0)
+                        throw new GeneralSecurityException(
+                                file + " holds an encrypted private key and no key password is configured");
+                    return pkcs8(decrypt(der, password, file), file);
+                }
                 default -> {
                     // another block (a certificate next to the key): keep looking
                 }
             }
         }
         throw new GeneralSecurityException(file + " holds no PEM private key");
+    }
+
+    private static byte[] decrypt(byte[] der, char[] password, Path file) throws GeneralSecurityException {
+        try {
+            javax.crypto.EncryptedPrivateKeyInfo info = new javax.crypto.EncryptedPrivateKeyInfo(der);
+            // PBES2 parameters name the real algorithm (e.g. PBEWithHmacSHA256AndAES_256) in their toString
+            String algorithm =
+                    info.getAlgParameters() != null ? info.getAlgParameters().toString() : info.getAlgName();
+            javax.crypto.SecretKeyFactory factory = javax.crypto.SecretKeyFactory.getInstance(algorithm);
+            javax.crypto.SecretKey key = factory.generateSecret(new javax.crypto.spec.PBEKeySpec(password));
+            javax.crypto.Cipher cipher = javax.crypto.Cipher.getInstance(algorithm);
+            cipher.init(javax.crypto.Cipher.DECRYPT_MODE, key, info.getAlgParameters());
+            return info.getKeySpec(cipher).getEncoded();
+        } catch (IOException | GeneralSecurityException e) {
+            // the message of a failed decryption says nothing about the password; keep only its kind
+            throw new GeneralSecurityException(
+                    file + ": cannot decrypt the private key (wrong key password or unsupported encryption: "
+                            + e.getClass().getSimpleName() + ")");
+        }
     }
 
     private static PrivateKey pkcs8(byte[] der, Path file) throws GeneralSecurityException {

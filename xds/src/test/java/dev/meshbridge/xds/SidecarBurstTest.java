@@ -1,0 +1,101 @@
+package dev.meshbridge.xds;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.meshbridge.ads.AdsEngine;
+import dev.meshbridge.core.model.MeshSnapshot;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.spi.ServiceRemoval;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.testing.TestCatalog;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A burst of new services, as in a registry's first sync, arrives as many snapshots queued on the serving thread: the
+ * sidecars' outbound listeners (made again from every service) are made once for the burst, not once per snapshot,
+ * and what is served after the burst is exactly what applying every snapshot eagerly serves. A removal is never put
+ * off, so a route never names a cluster that is gone.
+ */
+class SidecarBurstTest {
+
+    private static XdsCore core() {
+        EnvoyTranslator translator = new EnvoyTranslator();
+        return new XdsCore(
+                translator,
+                null,
+                new EnvoySidecarTranslator(translator, SidecarOptions.DEFAULTS),
+                new XdsMetrics(new SimpleMeterRegistry()),
+                AdsEngine.detached(XdsType.TYPES, new SimpleMeterRegistry()));
+    }
+
+    /** Every sidecar resource served (type and name) with its content version. */
+    private static Map<String, Long> sidecar(XdsCore core) {
+        Map<String, Long> out = new TreeMap<>();
+        for (XdsResource r : core.index().sidecar().resources()) {
+            out.put(r.type().shortName() + " " + r.name(), r.versionHash());
+        }
+        return out;
+    }
+
+    @Test
+    void aBurstOfNewServicesIsTranslatedOnce_andServesWhatEagerApplyServes() {
+        List<ServiceUpsert> burst = List.of(
+                Upserts.springCloud(
+                        "orders",
+                        List.of(Upserts.springInstance("10.0.0.1", 8080).build())),
+                Upserts.dubboApplication(
+                        "shop",
+                        List.of(Upserts.dubboAppInstance("10.0.1.1", 50051).build())),
+                Upserts.dubboInterface(
+                        "org.demo.Greeter",
+                        "1.0.0",
+                        "",
+                        List.of(Upserts.dubboProvider("10.0.2.1", 20880, Map.of())
+                                .build())),
+                Upserts.springCloud(
+                        "billing",
+                        List.of(Upserts.springInstance("10.0.3.1", 8080).build())));
+        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
+        ServiceKey orders = burst.get(0).key();
+        try (TestCatalog catalog = new TestCatalog()) {
+            catalog.aggregator().subscribe(snapshots::add).join();
+            catalog.snapshot();
+            for (ServiceUpsert u : burst) {
+                catalog.aggregator().accept(u);
+                catalog.snapshot();
+            }
+            int burstEnd = snapshots.size();
+            catalog.aggregator().accept(new ServiceRemoval(orders));
+            catalog.snapshot();
+            assertThat(snapshots.size()).isGreaterThan(burstEnd);
+
+            XdsCore eager = core();
+            XdsCore queued = core();
+            for (int i = 0; i < burstEnd; i++) {
+                eager.applySnapshot(snapshots.get(i));
+                // the first snapshot is made at once; each later one of the burst has another waiting behind it
+                queued.applySnapshot(snapshots.get(i), i > 0 && i < burstEnd - 1);
+            }
+            assertThat(sidecar(queued)).isEqualTo(sidecar(eager));
+            assertThat(sidecar(queued).keySet())
+                    .anyMatch(k -> k.startsWith("lds outbound_"))
+                    .anyMatch(k -> k.startsWith("rds outbound_"));
+            assertThat(queued.sidecarTranslations()).isLessThan(eager.sidecarTranslations());
+            assertThat(queued.sidecarTranslations()).isEqualTo(2);
+
+            // a removal with later snapshots waiting is made at once
+            long before = queued.sidecarTranslations();
+            for (int i = burstEnd; i < snapshots.size(); i++) {
+                eager.applySnapshot(snapshots.get(i));
+                queued.applySnapshot(snapshots.get(i), true);
+            }
+            assertThat(queued.sidecarTranslations()).isGreaterThan(before);
+            assertThat(sidecar(queued)).isEqualTo(sidecar(eager));
+        }
+    }
+}
