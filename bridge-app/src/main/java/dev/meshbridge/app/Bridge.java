@@ -104,8 +104,31 @@ public final class Bridge implements AutoCloseable {
         return b;
     }
 
+    /**
+     * A server that stops holding its first answers before a registry's {@code syncTimeout} may answer a reconnecting
+     * client with a catalog that lacks that registry: said once at start, with the keys to change.
+     */
+    private void warnIfHoldShorterThanSync(String server, java.time.Duration hold) {
+        if (hold.isZero()) return; // 0s: answering at once was asked for
+        config.registries().stream()
+                .filter(r -> r.syncTimeout().compareTo(hold) > 0)
+                .findFirst()
+                .ifPresent(r -> log.warn(
+                        "{}.initialSyncTimeout={} is shorter than registry={} syncTimeout={}: after a restart the {}"
+                                + " server may answer before that registry has synced; raise {}.initialSyncTimeout",
+                        server,
+                        hold,
+                        r.name(),
+                        r.syncTimeout(),
+                        server,
+                        server));
+    }
+
     private void startAll(Path configFile) throws IOException {
         // both servers hold their first answers until the registries have synced (checkCatalogReady)
+        warnIfHoldShorterThanSync("xds", config.xds().initialSyncTimeout());
+        if (config.mcp().enabled())
+            warnIfHoldShorterThanSync("mcp", config.mcp().initialSyncTimeout());
         xds = new XdsServer(config.xds(), meters).start();
         aggregator.subscribe(xds).join();
         if (config.mcp().enabled()) {

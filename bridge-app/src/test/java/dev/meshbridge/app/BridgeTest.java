@@ -335,7 +335,7 @@ class BridgeTest {
         assertThat(ready.body()).contains("\"ready\" : true").contains("\"resyncing\" : [ \"one\" ]");
         assertThat(bridge.aggregator().current().service("a.fixed")).isNotNull();
 
-        // a registry that never synced is not ready, edit or not
+        // a registry that never synced is not ready, edit or not ("added" stays: removing it needs a confirmation)
         rewrite(config("""
                   - type: fixed
                     name: one
@@ -343,6 +343,10 @@ class BridgeTest {
                     services: [a]
                     sync: false
                     syncTimeout: 1h
+                  - type: fixed
+                    name: added
+                    addresses: [x]
+                    services: [b]
                   - type: fixed
                     name: fresh
                     addresses: [x]
@@ -575,5 +579,45 @@ class BridgeTest {
                 .contains("127.0.0.1:1")
                 .doesNotContain("S3cretPass");
         assertThat(get("/metrics").body()).doesNotContain("S3cretPass");
+    }
+
+    @Test
+    void aServerHoldShorterThanARegistrysSyncTimeout_isWarnedAtStart_andAnEqualOneIsNot() throws Exception {
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logs =
+                new ch.qos.logback.core.read.ListAppender<>();
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(Bridge.class);
+        logs.start();
+        logger.addAppender(logs);
+        try {
+            start(config("""
+                      - type: fixed
+                        name: slow
+                        addresses: [x]
+                        services: [a]
+                        syncTimeout: 2m
+                    """));
+            assertThat(logs.list)
+                    .extracting(e -> e.getFormattedMessage())
+                    .anySatisfy(m -> assertThat(m)
+                            .contains("xds.initialSyncTimeout=PT30S is shorter than registry=slow syncTimeout=PT2M")
+                            .contains("raise xds.initialSyncTimeout"));
+            bridge.close();
+            bridge = null;
+            logs.list.clear();
+
+            start(config("""
+                      - type: fixed
+                        name: quick
+                        addresses: [x]
+                        services: [a]
+                        syncTimeout: 30s
+                    """));
+            assertThat(logs.list)
+                    .extracting(e -> e.getFormattedMessage())
+                    .noneMatch(m -> m.contains("initialSyncTimeout"));
+        } finally {
+            logger.detachAppender(logs);
+        }
     }
 }

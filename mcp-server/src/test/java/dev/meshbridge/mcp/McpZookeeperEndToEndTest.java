@@ -221,7 +221,8 @@ class McpZookeeperEndToEndTest {
         dubbo.register(ordersProvider("10.0.0.12", "&weight=50&enabled=false"));
         istiod.awaitConfigs(SE, c -> addresses(c.get(ORDERS_IFACE_HOST)).equals(List.of("10.0.0.11", "10.0.0.13")));
 
-        // a Spring Cloud instance goes out of service, then the service disappears
+        // a Spring Cloud instance goes out of service; its last instance leaves: the ServiceEntry stays with no
+        // endpoints while the service's znode exists (no churn for routes naming it); the znode goes: so does the entry
         java.util.Map<String, String> outOfService =
                 new java.util.HashMap<>(stockA.getPayload().getMetadata());
         outOfService.put("instance_status", "OUT_OF_SERVICE");
@@ -229,6 +230,10 @@ class McpZookeeperEndToEndTest {
         spring.updateService(stockA);
         istiod.awaitConfigs(SE, c -> addresses(c.get(STOCK_HOST)).equals(List.of("10.1.0.2")));
         for (ServiceInstance<ZookeeperInstance> i : spring.queryForInstances("stock")) spring.unregisterService(i);
+        istiod.awaitConfigs(
+                SE,
+                c -> c.containsKey(STOCK_HOST) && addresses(c.get(STOCK_HOST)).isEmpty());
+        client.delete().deletingChildrenIfNeeded().forPath("/services/stock");
         istiod.awaitConfigs(SE, c -> !c.containsKey(STOCK_HOST) && c.containsKey(ORDERS_IFACE_HOST));
 
         await().untilAsserted(() -> assertThat(

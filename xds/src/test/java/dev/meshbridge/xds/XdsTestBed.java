@@ -64,7 +64,9 @@ final class XdsTestBed implements AutoCloseable {
         return c;
     }
 
+    /** A counter once the serving thread is idle: a push is counted after it is written, so a client reads it first. */
     double counter(String name, String... tags) {
+        server.idle().join();
         var c = meters.find(name).tags(tags).counter();
         return c == null ? 0 : c.count();
     }
