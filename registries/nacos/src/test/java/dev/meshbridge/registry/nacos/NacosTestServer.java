@@ -178,6 +178,10 @@ public final class NacosTestServer implements AutoCloseable {
     private long admitStep;
 
     private long startedBy;
+
+    /** While set, ephemeral registrations are refused as a starting server refuses them (see {@link #holdRegistrations}). */
+    private boolean registrationsHeld;
+
     private final String contextPath;
     private final int port;
 
@@ -418,6 +422,17 @@ public final class NacosTestServer implements AutoCloseable {
                 TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * While {@code held}, ephemeral registrations ({@code InstanceRequest}, {@code BatchInstanceRequest}) answer
+     * {@code 300 Server is starting,please try later.}; each nacos-client retries at its next redo period. A test uses
+     * it to keep a restarted server's state partial until a subscriber has seen it, whatever the clients' timing.
+     */
+    public void holdRegistrations(boolean held) {
+        synchronized (lock) {
+            registrationsHeld = held;
+        }
+    }
+
     /** While starting, whether this new connection may come in now; one per admission step. */
     private boolean admit() {
         synchronized (lock) {
@@ -586,6 +601,10 @@ public final class NacosTestServer implements AutoCloseable {
         synchronized (lock) {
             Conn conn = connections.get(connId);
             if (conn == null) return ErrorResponse.build(NacosException.UN_REGISTER, "Connection is unregistered.");
+            if (registrationsHeld && (request instanceof InstanceRequest || request instanceof BatchInstanceRequest)) {
+                return ErrorResponse.build(
+                        NacosException.INVALID_SERVER_STATUS, "Server is starting,please try later.");
+            }
             return switch (request) {
                 case InstanceRequest r -> instance(conn, r);
                 case BatchInstanceRequest r -> batch(conn, r);
