@@ -336,6 +336,8 @@ public final class EnvoyTranslator {
     /** A routable endpoint of a port, and its port number there. */
     private record Served(Endpoint endpoint, int port) {}
 
+    private record AddressPort(String address, int port) {}
+
     /**
      * The endpoints of a port that can be served: routable, with this port, an IP address, and not a second one with
      * the same address and port; the others are reported in {@code skipped}.
@@ -344,7 +346,7 @@ public final class EnvoyTranslator {
             MeshService service, ServicePort port, List<ServiceResources.Skipped> skipped) {
         String name = XdsNames.endpoints(service.host(), port.number());
         List<Served> out = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
+        Set<AddressPort> seen = new HashSet<>();
         for (Endpoint e : service.endpoints()) {
             if (!e.routable()) continue;
             int number = e.port(port.name());
@@ -357,7 +359,7 @@ public final class EnvoyTranslator {
                         "address '" + e.address() + "' is not an IP address, and EDS endpoints need one"));
                 continue;
             }
-            if (!seen.add(e.address() + "|" + number)) {
+            if (!seen.add(new AddressPort(e.address(), number))) {
                 skipped.add(new ServiceResources.Skipped(
                         service.host(),
                         e.address() + ":" + number,
