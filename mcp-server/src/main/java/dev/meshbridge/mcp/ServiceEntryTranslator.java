@@ -113,7 +113,8 @@ public final class ServiceEntryTranslator {
         return new Translated(translateFully(service), null);
     }
 
-    private ServiceTranslation translateFully(MeshService service) {
+    /** The translation made from scratch, every endpoint built and checked (what {@link #translate(MeshService, Reuse)} must equal). */
+    ServiceTranslation translateFully(MeshService service) {
         ServiceKey origin = service.origin();
         List<String> notes = new ArrayList<>();
         String name;
