@@ -203,6 +203,17 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     }
 
     /**
+     * The sequence of the last snapshot applied; -1 before the first. Reading it costs the serving thread nothing
+     * (unlike {@link #idle()}, which queues work on it), so a benchmark can wait on it without adding to what it
+     * measures.
+     */
+    public long servedSequence() {
+        return servedSequence;
+    }
+
+    private volatile long servedSequence = -1;
+
+    /**
      * CPU time and bytes allocated so far by the server's thread (benchmarks read it before and after some work):
      * {@code [cpuNanos, allocatedBytes]}, -1 where the JVM cannot tell.
      */
@@ -305,6 +316,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         }
         applyRoutes(snapshot, examined, changed);
         applied = snapshot;
+        servedSequence = snapshot.sequence();
         engine.publishCounts();
         metrics.skippedServices.set(refusedCount);
         metrics.droppedEndpoints.set(noteCount);
