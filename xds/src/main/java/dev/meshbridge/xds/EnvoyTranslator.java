@@ -334,7 +334,26 @@ public final class EnvoyTranslator {
     }
 
     /** A routable endpoint of a port, and its port number there. */
-    private record Served(Endpoint endpoint, int port) {}
+    /**
+     * An endpoint as served on one port, with its address and weight messages made once for both load assignments
+     * (Envoy's and the proxyless one) that carry it.
+     */
+    private record Served(
+            Endpoint endpoint, int port, io.envoyproxy.envoy.config.endpoint.v3.Endpoint host, UInt32Value weight) {
+
+        Served(Endpoint endpoint, int port) {
+            this(
+                    endpoint,
+                    port,
+                    io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
+                            .setAddress(Address.newBuilder()
+                                    .setSocketAddress(SocketAddress.newBuilder()
+                                            .setAddress(endpoint.address())
+                                            .setPortValue(port)))
+                            .build(),
+                    UInt32Value.of(endpoint.weight()));
+        }
+    }
 
     private record AddressPort(String address, int port) {}
 
@@ -425,13 +444,7 @@ public final class EnvoyTranslator {
     }
 
     private static LbEndpoint.Builder lbEndpoint(Served s) {
-        return LbEndpoint.newBuilder()
-                .setEndpoint(io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
-                        .setAddress(Address.newBuilder()
-                                .setSocketAddress(SocketAddress.newBuilder()
-                                        .setAddress(s.endpoint().address())
-                                        .setPortValue(s.port()))))
-                .setLoadBalancingWeight(UInt32Value.of(s.endpoint().weight()));
+        return LbEndpoint.newBuilder().setEndpoint(s.host()).setLoadBalancingWeight(s.weight());
     }
 
     /**
