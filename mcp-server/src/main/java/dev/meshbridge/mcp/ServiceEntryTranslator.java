@@ -113,26 +113,21 @@ public final class ServiceEntryTranslator {
         return new Translated(translateFully(service), null);
     }
 
-    /** The translation made from scratch, every endpoint built and checked (what {@link #translate(MeshService, Reuse)} must equal). */
+    /**
+     * The translation made from scratch, every endpoint built and checked (what {@link #translate(MeshService, Reuse)}
+     * must equal).
+     */
     ServiceTranslation translateFully(MeshService service) {
         ServiceKey origin = service.origin();
         List<String> notes = new ArrayList<>();
         String name;
         try {
-            name = options.resourceName()
-                    .render(Map.of(
-                            "host", service.host(),
-                            "registry", origin.registry(),
-                            "registryType", origin.registryType()));
+            name = resourceName(service);
         } catch (IllegalArgumentException e) {
             return refused(service, List.of("no valid resource name: " + e.getMessage()), notes);
         }
 
-        TreeMap<String, String> metadataLabels = new TreeMap<>(service.labels());
-        metadataLabels.put(LABEL_MANAGED_BY, MANAGED_BY);
-        metadataLabels.put(LABEL_REGISTRY, origin.registry());
-        metadataLabels.put(LABEL_REGISTRY_TYPE, origin.registryType());
-        if (!options.revision().isEmpty()) metadataLabels.put(LABEL_REVISION, options.revision());
+        TreeMap<String, String> metadataLabels = metadataLabels(service);
         metadataLabels.entrySet().removeIf(l -> {
             boolean invalid = !Labels.isValidKey(l.getKey()) || !Labels.isValidValue(l.getValue());
             if (invalid)
@@ -201,6 +196,27 @@ public final class ServiceEntryTranslator {
                 service.host(), service.version(), origin.registry(), resources, List.of(), notes);
     }
 
+    /** The ServiceEntry's name, from the {@code resourceName} template; throws when it makes no valid name. */
+    private String resourceName(MeshService service) {
+        ServiceKey origin = service.origin();
+        return options.resourceName()
+                .render(Map.of(
+                        "host", service.host(),
+                        "registry", origin.registry(),
+                        "registryType", origin.registryType()));
+    }
+
+    /** The labels on every resource of a service, before invalid ones are left out. */
+    private TreeMap<String, String> metadataLabels(MeshService service) {
+        ServiceKey origin = service.origin();
+        TreeMap<String, String> labels = new TreeMap<>(service.labels());
+        labels.put(LABEL_MANAGED_BY, MANAGED_BY);
+        labels.put(LABEL_REGISTRY, origin.registry());
+        labels.put(LABEL_REGISTRY_TYPE, origin.registryType());
+        if (!options.revision().isEmpty()) labels.put(LABEL_REVISION, options.revision());
+        return labels;
+    }
+
     private static final int ENDPOINTS_TAG = (ServiceEntry.ENDPOINTS_FIELD_NUMBER << 3) | 2;
 
     /**
@@ -213,19 +229,11 @@ public final class ServiceEntryTranslator {
         ServiceKey origin = service.origin();
         String name;
         try {
-            name = options.resourceName()
-                    .render(Map.of(
-                            "host", service.host(),
-                            "registry", origin.registry(),
-                            "registryType", origin.registryType()));
+            name = resourceName(service);
         } catch (IllegalArgumentException e) {
             return null;
         }
-        TreeMap<String, String> metadataLabels = new TreeMap<>(service.labels());
-        metadataLabels.put(LABEL_MANAGED_BY, MANAGED_BY);
-        metadataLabels.put(LABEL_REGISTRY, origin.registry());
-        metadataLabels.put(LABEL_REGISTRY_TYPE, origin.registryType());
-        if (!options.revision().isEmpty()) metadataLabels.put(LABEL_REVISION, options.revision());
+        TreeMap<String, String> metadataLabels = metadataLabels(service);
         for (Map.Entry<String, String> l : metadataLabels.entrySet()) {
             if (!Labels.isValidKey(l.getKey()) || !Labels.isValidValue(l.getValue())) return null;
         }

@@ -15,18 +15,14 @@ import dev.meshbridge.core.testing.TestCatalog;
 import dev.meshbridge.mcp.api.mcp.v1alpha1.Resource;
 import dev.meshbridge.mcp.api.networking.v1alpha3.ServiceEntry;
 import dev.meshbridge.mcp.api.networking.v1alpha3.WorkloadEntry;
-import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -166,26 +162,11 @@ class ServiceEntryReuseTest {
                 channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port())
                         .usePlaintext()
                         .build();
-                BlockingQueue<DeltaDiscoveryResponse> received = new LinkedBlockingQueue<>();
-                StreamObserver<DeltaDiscoveryRequest> requests = AggregatedDiscoveryServiceGrpc.newStub(channel)
-                        .deltaAggregatedResources(new StreamObserver<>() {
-                            @Override
-                            public void onNext(DeltaDiscoveryResponse r) {
-                                received.add(r);
-                            }
-
-                            @Override
-                            public void onError(Throwable t) {}
-
-                            @Override
-                            public void onCompleted() {}
-                        });
-                requests.onNext(DeltaDiscoveryRequest.newBuilder()
+                McpDeltaTest.DeltaClient client = new McpDeltaTest.DeltaClient(channel);
+                client.requests.onNext(DeltaDiscoveryRequest.newBuilder()
                         .setTypeUrl(McpServerIstiodTest.SE)
                         .build());
-                DeltaDiscoveryResponse first = received.poll(20, TimeUnit.SECONDS);
-                assertThat(first).isNotNull();
-                ack(requests, first);
+                DeltaDiscoveryResponse first = client.ack(client.next());
                 ServiceEntry before = serviceEntry(first);
                 String versionBefore = first.getResources(0).getVersion();
 
@@ -199,9 +180,7 @@ class ServiceEntryReuseTest {
                     catalog.aggregator().accept(upsert(list));
                     catalog.aggregator().flushNow().join();
 
-                    DeltaDiscoveryResponse r = received.poll(20, TimeUnit.SECONDS);
-                    assertThat(r).isNotNull();
-                    ack(requests, r);
+                    DeltaDiscoveryResponse r = client.ack(client.next());
                     assertThat(r.getResourcesList())
                             .singleElement()
                             .satisfies(res -> assertThat(res.getName())
@@ -246,13 +225,6 @@ class ServiceEntryReuseTest {
                 server.close();
             }
         }
-    }
-
-    private static void ack(StreamObserver<DeltaDiscoveryRequest> requests, DeltaDiscoveryResponse r) {
-        requests.onNext(DeltaDiscoveryRequest.newBuilder()
-                .setTypeUrl(r.getTypeUrl())
-                .setResponseNonce(r.getNonce())
-                .build());
     }
 
     private static ServiceEntry serviceEntry(DeltaDiscoveryResponse r) throws Exception {
