@@ -88,6 +88,23 @@ final class NacosTestSupport {
     }
 
     /**
+     * A registrant whose nacos-client is configured with these properties on top of the usual ones, as an
+     * application writes them ({@code nacos.remote.client.rpc.tls.*}, {@code accessKey}/{@code secretKey}).
+     */
+    static NamingService registrant(String address, String namespace, Properties extra) throws NacosException {
+        Properties p = new Properties();
+        p.setProperty(PropertyKeyConst.SERVER_ADDR, address);
+        p.setProperty(PropertyKeyConst.NAMESPACE, namespace);
+        p.setProperty(PropertyKeyConst.NAMING_LOAD_CACHE_AT_START, "false");
+        p.setProperty(
+                "JM.SNAPSHOT.PATH",
+                Path.of("target", "nacos-registrants").toAbsolutePath().toString());
+        p.setProperty(PropertyKeyConst.ENABLE_CLIENT_METRICS, "false");
+        p.putAll(extra);
+        return NamingFactory.createNamingService(p);
+    }
+
+    /**
      * A config client as Dubbo's config center on Nacos (or dubbo-admin) uses to write rules: {@code
      * publishConfig(dataId, "dubbo", content)}.
      */
