@@ -115,7 +115,8 @@ final class NacosErrors {
             if (c instanceof HttpConnectTimeoutException) return "connection timed out";
             if (c instanceof javax.net.ssl.SSLException) {
                 String why = deepest(c).getMessage();
-                return "TLS handshake failed" + (why == null ? "" : ": " + why) + "; check tls.caFile (the CA of the Nacos"
+                return "TLS handshake failed" + (why == null ? "" : ": " + why)
+                        + "; check tls.caFile (the CA of the Nacos"
                         + " servers' certificates), tls.certFile and tls.keyFile";
             }
             if (c instanceof HttpTimeoutException) return "no answer in time";

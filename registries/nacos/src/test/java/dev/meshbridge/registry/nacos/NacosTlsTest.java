@@ -128,7 +128,8 @@ class NacosTlsTest {
         await().atMost(TestCatalog.TIMEOUT).until(() -> context.status().lastError() != null);
         assertThat(context.status().lastError())
                 .contains("TLS handshake failed")
-                .contains(server.address());
+                .contains("certificate_required")
+                .contains("127.0.0.1:" + (server.port() + 1000));
         assertThat(context.status().state()).isNotEqualTo(RegistryStatus.State.UP);
         assertThat(catalog.snapshot().services()).isEmpty();
     }
