@@ -111,9 +111,9 @@ class SecretsNeverLeakTest {
                 + " password: \"" + SECRET + "\"" + extraRegistryField + "}\n"
                 + "  - {type: nacos, name: nacos, addresses: [" + dead + "], syncTimeout: 1s, nacosUsername: nacos,"
                 + " nacosPassword: \"" + SECRET + "\", nacosAccessKey: ak, nacosSecretKey: \"" + SECRET + "\"}\n"
-                // Nacos over TLS (an encrypted client key) with access-key signing of the watcher's HTTP calls
+                // Nacos over TLS (an encrypted client key) with access keys: both go into nacos-client's properties
                 + "  - {type: nacos, name: nacos-tls, addresses: [" + dead + "], syncTimeout: 1s,"
-                + " nacosNamespaceId: \"*\", nacosAccessKey: ak, nacosSecretKey: \"" + SECRET + "\", tls: {caFile: "
+                + " nacosGroups: [\"*\"], nacosAccessKey: ak, nacosSecretKey: \"" + SECRET + "\", tls: {caFile: "
                 + caFile + ", certFile: " + certFile + ", keyFile: " + keyFile + ", keyPassword: \"" + SECRET
                 + "\"}}\n"
                 + "  - {type: consul, name: consul, addresses: [" + dead + "], syncTimeout: 1s,"

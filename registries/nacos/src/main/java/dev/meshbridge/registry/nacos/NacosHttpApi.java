@@ -38,6 +38,10 @@ import javax.net.ssl.SSLContext;
  *   <li>services: {@code GET /v3/admin/ns/service/list}, else {@code GET /v1/ns/catalog/services}.
  * </ol>
  *
+ * <p>With {@code tls} the calls go to {@code https://} with the configured CA and client certificate; with access keys
+ * the namespace and service lists carry nacos-client's signature ({@code ak}, {@code data}, {@code signature}) as
+ * query parameters, as nacos-client 2.x's HTTP naming client sent them.
+ *
  * <p>Not thread-safe: the watcher calls it from its one I/O thread. Never logs or returns credentials.
  */
 final class NacosHttpApi {

@@ -136,58 +136,6 @@ public record NacosOptions(
                 null);
     }
 
-    /** A copy with TLS to Nacos. */
-    public NacosOptions withTls(Tls t) {
-        return new NacosOptions(
-                namespaceIds,
-                allNamespaces,
-                namespaceName,
-                groups,
-                allGroups,
-                refreshInterval,
-                allow,
-                deny,
-                username,
-                password,
-                accessKey,
-                secretKey,
-                contextPath,
-                addressServer,
-                timeout,
-                fuzzyWatch,
-                hostTemplate,
-                dubboInterfaceTemplate,
-                dubboApplicationTemplate,
-                dubboConsumerApplication,
-                t);
-    }
-
-    /** A copy with these access keys. */
-    public NacosOptions withAccessKey(Secret ak, Secret sk) {
-        return new NacosOptions(
-                namespaceIds,
-                allNamespaces,
-                namespaceName,
-                groups,
-                allGroups,
-                refreshInterval,
-                allow,
-                deny,
-                username,
-                password,
-                ak,
-                sk,
-                contextPath,
-                addressServer,
-                timeout,
-                fuzzyWatch,
-                hostTemplate,
-                dubboInterfaceTemplate,
-                dubboApplicationTemplate,
-                dubboConsumerApplication,
-                tls);
-    }
-
     /** Nacos's public namespace: its id on 2.x and 3.x servers. */
     public static final String PUBLIC_NAMESPACE = "public";
 

@@ -72,19 +72,12 @@ final class NacosTestSupport {
             String address, String namespace, String username, String password, Duration redoDelay)
             throws NacosException {
         Properties p = new Properties();
-        p.setProperty(PropertyKeyConst.SERVER_ADDR, address);
-        p.setProperty(PropertyKeyConst.NAMESPACE, namespace);
-        p.setProperty(PropertyKeyConst.NAMING_LOAD_CACHE_AT_START, "false");
-        p.setProperty(
-                "JM.SNAPSHOT.PATH",
-                Path.of("target", "nacos-registrants").toAbsolutePath().toString());
-        p.setProperty(PropertyKeyConst.ENABLE_CLIENT_METRICS, "false");
         if (redoDelay != null) p.setProperty(PropertyKeyConst.REDO_DELAY_TIME, Long.toString(redoDelay.toMillis()));
         if (username != null) {
             p.setProperty(PropertyKeyConst.USERNAME, username);
             p.setProperty(PropertyKeyConst.PASSWORD, password);
         }
-        return NamingFactory.createNamingService(p);
+        return registrant(address, namespace, p);
     }
 
     /**

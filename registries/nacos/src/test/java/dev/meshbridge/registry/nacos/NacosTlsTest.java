@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Nacos over TLS: the test server serves its gRPC port (netty) and its HTTP API over TLS with certificates made here;
  * an application registers through the real nacos-client with its own {@code nacos.remote.client.rpc.tls.*}
  * properties, and the watcher reads it through nacos-client's gRPC (subscriptions) and its own HTTPS calls (the
- * service list of {@code nacosGroups: ["*"]}).
+ * namespace list of {@code nacosNamespaceId: "*"} and the service lists of {@code nacosGroups: ["*"]}).
  */
 class NacosTlsTest {
 
@@ -79,7 +79,9 @@ class NacosTlsTest {
     }
 
     private WatcherContext watch(String name, String... tlsLines) {
-        List<String> fields = new ArrayList<>(List.of("nacosGroups: [\"*\"]", "nacosRefreshInterval: 200ms", "tls:"));
+        // every namespace and group: the namespace list and the service lists are the watcher's own HTTPS calls
+        List<String> fields = new ArrayList<>(List.of(
+                "nacosNamespaceId: \"*\"", "nacosGroups: [\"*\"]", "nacosRefreshInterval: 200ms", "tls:"));
         for (String l : tlsLines) fields.add("  " + l);
         RegistryConfig config = NacosTestSupport.config(name, server.address(), fields.toArray(String[]::new));
         WatcherContext context = catalog.context(config);
