@@ -12,10 +12,11 @@ import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 
 /**
- * Why nacos-client cannot connect over TLS: nacos-client only says "Client not connected" (it logs the handshake
- * failure on its own logger), so after such a failure the watcher makes one TLS handshake of its own with the same
- * files to each server's gRPC port (HTTP port + 1000) and names what failed there (an untrusted server certificate, a
- * client certificate the server refuses).
+ * Why a connection over TLS fails: nacos-client only says "Client not connected" (it logs the handshake failure on
+ * its own logger), and a server that refuses a missing client certificate after a TLS 1.3 handshake leaves the HTTP
+ * client with "received no bytes". After such a failure the watcher makes one TLS handshake of its own with the same
+ * files to each server's gRPC port (HTTP port + 1000) or HTTP port, and names what failed there (an untrusted server
+ * certificate, a client certificate the server wants or refuses).
  */
 final class NacosTlsProbe {
 
@@ -25,25 +26,26 @@ final class NacosTlsProbe {
     private NacosTlsProbe() {}
 
     /**
-     * The first handshake failure at one of {@code addresses}' gRPC ports, as one line naming the address, or null
-     * when every handshake succeeds or fails for another reason (a refused connection is reported elsewhere).
+     * The first handshake failure at one of {@code addresses}' ports (plus {@code portOffset}), as one line starting
+     * with {@code what} and naming the address, or null when every handshake succeeds or fails for another reason (a
+     * refused connection is reported elsewhere).
      */
-    static String firstFailure(SSLContext tls, List<String> addresses, Duration timeout) {
+    static String firstFailure(SSLContext tls, List<String> addresses, int portOffset, String what, Duration timeout) {
         for (String address : addresses) {
-            String failure = probe(tls, address, timeout);
+            String failure = probe(tls, address, portOffset, what, timeout);
             if (failure != null) return failure;
         }
         return null;
     }
 
-    private static String probe(SSLContext tls, String address, Duration timeout) {
+    private static String probe(SSLContext tls, String address, int portOffset, String what, Duration timeout) {
         int colon = address.lastIndexOf(':');
         if (colon <= 0) return null;
         String host = address.substring(0, colon);
         if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
         int port;
         try {
-            port = Integer.parseInt(address.substring(colon + 1)) + GRPC_PORT_OFFSET;
+            port = Integer.parseInt(address.substring(colon + 1)) + portOffset;
         } catch (NumberFormatException e) {
             return null;
         }
@@ -53,21 +55,24 @@ final class NacosTlsProbe {
             try (SSLSocket s = (SSLSocket) tls.getSocketFactory().createSocket(raw, host, port, false)) {
                 SSLParameters p = s.getSSLParameters();
                 p.setEndpointIdentificationAlgorithm("HTTPS");
-                p.setApplicationProtocols(new String[] {"h2"});
+                if (portOffset == GRPC_PORT_OFFSET) p.setApplicationProtocols(new String[] {"h2"});
                 s.setSSLParameters(p);
                 s.setSoTimeout(millis);
                 s.startHandshake();
                 // with TLS 1.3 a refused client certificate is only heard of on the first read
                 try {
-                    s.getInputStream().read();
+                    if (s.getInputStream().read() < 0) {
+                        return what + " " + host + ":" + port + ": the server closed the connection right after the"
+                                + " TLS handshake: it may want a client certificate (tls.certFile, tls.keyFile) or"
+                                + " refuse this one";
+                    }
                 } catch (SocketTimeoutException quiet) {
-                    // the server waits for the HTTP/2 preface: the handshake went through
+                    // the server waits for the client to speak: the handshake went through
                 }
             }
             return null;
         } catch (SSLException e) {
-            return "nacos-client cannot connect to Nacos's gRPC port " + host + ":" + port + ": "
-                    + NacosErrors.cause(e);
+            return what + " " + host + ":" + port + ": " + NacosErrors.cause(e);
         } catch (IOException | RuntimeException e) {
             return null;
         }

@@ -111,7 +111,7 @@ public final class NacosWatcher implements RegistryWatcher {
     private final NacosHttpApi http;
     /** The TLS files ({@code tls}), or null; nacos-client reads them itself for its gRPC connections. */
     private final dev.meshbridge.core.tls.ReloadingTls tlsFiles;
-    /** A TLS context for the handshake probe of nacos-client's gRPC port, or null without {@code tls.grpc}. */
+    /** A TLS context for the handshake probe ({@link NacosTlsProbe}), or null without {@code tls}. */
     private final javax.net.ssl.SSLContext probeTls;
 
     private final WatcherKit kit;
@@ -183,7 +183,7 @@ public final class NacosWatcher implements RegistryWatcher {
                 tlsFiles != null && options.tls().http() ? clientContext(registry, tlsFiles) : null,
                 options.timeout(),
                 java.time.Clock.systemUTC());
-        this.probeTls = tlsFiles != null && options.tls().grpc() ? clientContext(registry, tlsFiles) : null;
+        this.probeTls = tlsFiles != null ? clientContext(registry, tlsFiles) : null;
         this.kit = new WatcherKit(context, "meshbridge-nacos-" + registry + "-loop", DEFAULT_WARM_UP);
         this.publisher = kit.publisher();
         publisher.onFullRead(this::fullRead);
@@ -784,12 +784,26 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     /**
-     * A failure of nacos-client to connect, with the reason when it is the TLS handshake of its gRPC connection
-     * (nacos-client itself only says "Client not connected"); on the I/O thread.
+     * A failure to connect, with the reason when it is a TLS handshake: of nacos-client's gRPC connection (nacos-client
+     * itself only says "Client not connected") or of the HTTP API; on the I/O thread, once per failed round.
      */
     private Exception withTlsDiagnosis(Exception e) {
-        if (probeTls == null || !notConnected(e)) return e;
-        String failure = NacosTlsProbe.firstFailure(probeTls, config.addresses(), options.timeout());
+        if (probeTls == null || NacosErrors.kind(e) != NacosErrors.Kind.UNREACHABLE) return e;
+        String said = NacosErrors.describe(e, options);
+        if (said.contains("TLS handshake failed")) return e;
+        NacosOptions.Tls tls = options.tls();
+        String failure = null;
+        if (tls.grpc() && notConnected(e)) {
+            failure = NacosTlsProbe.firstFailure(
+                    probeTls,
+                    config.addresses(),
+                    NacosTlsProbe.GRPC_PORT_OFFSET,
+                    "nacos-client cannot connect to Nacos's gRPC port",
+                    options.timeout());
+        } else if (tls.http() && e instanceof IOException) {
+            failure = NacosTlsProbe.firstFailure(
+                    probeTls, config.addresses(), 0, "cannot call Nacos's HTTP API at", options.timeout());
+        }
         return failure == null ? e : new IOException(failure, e);
     }
 

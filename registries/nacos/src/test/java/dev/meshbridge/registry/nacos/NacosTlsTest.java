@@ -80,8 +80,8 @@ class NacosTlsTest {
 
     private WatcherContext watch(String name, String... tlsLines) {
         // every namespace and group: the namespace list and the service lists are the watcher's own HTTPS calls
-        List<String> fields = new ArrayList<>(List.of(
-                "nacosNamespaceId: \"*\"", "nacosGroups: [\"*\"]", "nacosRefreshInterval: 200ms", "tls:"));
+        List<String> fields = new ArrayList<>(
+                List.of("nacosNamespaceId: \"*\"", "nacosGroups: [\"*\"]", "nacosRefreshInterval: 200ms", "tls:"));
         for (String l : tlsLines) fields.add("  " + l);
         RegistryConfig config = NacosTestSupport.config(name, server.address(), fields.toArray(String[]::new));
         WatcherContext context = catalog.context(config);
@@ -128,10 +128,11 @@ class NacosTlsTest {
         WatcherContext context = watch("nacos-no-cert", "caFile: " + ca.writeCa(dir.resolve("ca.crt")));
 
         await().atMost(TestCatalog.TIMEOUT).until(() -> context.status().lastError() != null);
+        // the HTTP client may see the server's certificate_required alert, or only the closed connection (then the
+        // watcher's own handshake names it); nacos-client's gRPC failure is named by that handshake too
         assertThat(context.status().lastError())
-                .contains("TLS handshake failed")
-                .contains("certificate_required")
-                .contains("127.0.0.1:" + (server.port() + 1000));
+                .containsAnyOf("certificate_required", "it may want a client certificate")
+                .containsAnyOf("127.0.0.1:" + server.port(), "127.0.0.1:" + (server.port() + 1000));
         assertThat(context.status().state()).isNotEqualTo(RegistryStatus.State.UP);
         assertThat(catalog.snapshot().services()).isEmpty();
     }
