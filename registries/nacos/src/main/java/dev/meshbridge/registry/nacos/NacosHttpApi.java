@@ -289,7 +289,8 @@ final class NacosHttpApi {
             String check = username != null
                     ? "; check nacosUsername and nacosPassword"
                     : accessKey != null
-                            ? "; check nacosAccessKey and nacosSecretKey (access key " + accessKey.describe() + ")"
+                            ? "; check nacosAccessKey and nacosSecretKey (the access key from " + accessKey.describe()
+                                    + ")"
                             : "; the server has auth on: set nacosUsername and nacosPassword";
             throw new AuthException("Nacos at " + r.address + " refused to " + what + " (HTTP " + r.status + ": "
                     + abbreviate(r.body) + ")" + check);

@@ -274,6 +274,27 @@ public final class NacosTestServer implements AutoCloseable {
     private final java.nio.file.Path tlsClientCa;
     private final NacosSignatureVerifier verifier;
 
+    private final Map<String, Set<java.math.BigInteger>> clientSerials = new ConcurrentHashMap<>();
+
+    /** The serial numbers of the client certificates presented on {@code grpc} or {@code http} connections. */
+    public Set<java.math.BigInteger> clientSerials(String channel) {
+        return Set.copyOf(clientSerials.getOrDefault(channel, Set.of()));
+    }
+
+    private void sawClient(String channel, javax.net.ssl.SSLSession session) {
+        if (session == null) return;
+        try {
+            java.security.cert.Certificate[] chain = session.getPeerCertificates();
+            if (chain.length > 0 && chain[0] instanceof java.security.cert.X509Certificate x) {
+                clientSerials
+                        .computeIfAbsent(channel, c -> ConcurrentHashMap.newKeySet())
+                        .add(x.getSerialNumber());
+            }
+        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+            // no client certificate
+        }
+    }
+
     /** The access-key verifier (null without {@link Builder#accessKey}): what it accepted and refused, by channel. */
     public NacosSignatureVerifier signatures() {
         return verifier;
@@ -496,6 +517,7 @@ public final class NacosTestServer implements AutoCloseable {
         ServerTransportFilter filter = new ServerTransportFilter() {
             @Override
             public Attributes transportReady(Attributes attrs) {
+                sawClient("grpc", attrs.get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
                 InetSocketAddress remote = (InetSocketAddress) attrs.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
                 String id = System.currentTimeMillis() + "_"
                         + remote.getAddress().getHostAddress() + "_" + remote.getPort();
@@ -1189,6 +1211,7 @@ public final class NacosTestServer implements AutoCloseable {
 
     private void http(HttpExchange ex) throws IOException {
         try (ex) {
+            if (ex instanceof com.sun.net.httpserver.HttpsExchange https) sawClient("http", https.getSSLSession());
             String path = ex.getRequestURI().getPath();
             if (!path.startsWith(contextPath + "/")) {
                 reply(ex, 404, "{\"status\":404,\"error\":\"Not Found\"}");

@@ -121,6 +121,37 @@ class NacosTlsTest {
     }
 
     @Test
+    void aRotatedClientCertificate_isPresentedOnTheNextConnections_ofBothChannels() throws Exception {
+        startServer(true);
+        register(true);
+        Path cert = dir.resolve("bridge.crt");
+        Path key = dir.resolve("bridge.key");
+        ca.leaf("meshbridge").serial(1001).issue().write(cert, key);
+        watch(
+                "nacos-rotating",
+                "caFile: " + ca.writeCa(dir.resolve("ca.crt")),
+                "certFile: " + cert,
+                "keyFile: " + key,
+                "reloadInterval: 100ms");
+        catalog.awaitService(HOST, s -> s.endpoints().size() == 1);
+        java.math.BigInteger first = java.math.BigInteger.valueOf(1001);
+        assertThat(server.clientSerials("grpc")).contains(first);
+        assertThat(server.clientSerials("http")).contains(first);
+
+        // cert-manager writes the renewed certificate; the connections open now (after a restart) present it
+        ca.leaf("meshbridge").serial(1002).issue().write(cert, key);
+        server.restart();
+
+        java.math.BigInteger renewed = java.math.BigInteger.valueOf(1002);
+        await().atMost(TestCatalog.TIMEOUT)
+                .until(() -> server.clientSerials("grpc").contains(renewed)
+                        && server.clientSerials("http").contains(renewed));
+        assertThat(catalog.service(HOST).endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.60.0.1");
+    }
+
+    @Test
     void mutualTls_withoutAClientCertificate_isRefused_withTheHandshakeNamed() throws Exception {
         startServer(true);
         register(true);
