@@ -206,13 +206,19 @@ public final class NacosWatcher implements RegistryWatcher {
             throw new UncheckedIOException("cannot create the nacos-client cache directory", e);
         }
         log.info(
-                "registry={} type={} starting: servers={} namespaces={} groups={} refresh={}",
+                "registry={} type={} starting: servers={} namespaces={} groups={} refresh={} tls={} auth={}",
                 registry,
                 TYPE,
                 config.addresses(),
                 options.allNamespaces() ? "*" : options.namespaceIds(),
                 options.allGroups() ? "*" : options.groups(),
-                options.refreshInterval());
+                options.refreshInterval(),
+                tlsMode(options.tls()),
+                options.username() != null
+                        ? "user from " + options.username().describe()
+                        : options.accessKey() != null
+                                ? "access key from " + options.accessKey().describe()
+                                : "none");
         post(this::refresh);
     }
 
@@ -805,6 +811,13 @@ public final class NacosWatcher implements RegistryWatcher {
                     probeTls, config.addresses(), 0, "cannot call Nacos's HTTP API at", options.timeout());
         }
         return failure == null ? e : new IOException(failure, e);
+    }
+
+    /** How the watcher talks to Nacos, for the start log line: {@code none}, {@code grpc+http}, {@code grpc,client-cert}... */
+    static String tlsMode(NacosOptions.Tls tls) {
+        if (tls == null) return "none";
+        String channels = tls.grpc() && tls.http() ? "grpc+http" : tls.grpc() ? "grpc" : "http";
+        return channels + (tls.files().hasIdentity() ? ",client-cert" : "");
     }
 
     private static boolean notConnected(Throwable e) {
