@@ -813,7 +813,7 @@ public final class NacosWatcher implements RegistryWatcher {
         return failure == null ? e : new IOException(failure, e);
     }
 
-    /** How the watcher talks to Nacos, for the start log line: {@code none}, {@code grpc+http}, {@code grpc,client-cert}... */
+    /** The TLS mode for the start log line: {@code none}, {@code grpc+http}, {@code grpc,client-cert}... */
     static String tlsMode(NacosOptions.Tls tls) {
         if (tls == null) return "none";
         String channels = tls.grpc() && tls.http() ? "grpc+http" : tls.grpc() ? "grpc" : "http";
