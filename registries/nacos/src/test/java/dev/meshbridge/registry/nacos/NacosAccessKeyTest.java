@@ -112,4 +112,16 @@ class NacosAccessKeyTest {
         assertThat(server.signatures().refused("grpc")).isPositive();
         assertThat(catalog.snapshot().services()).isEmpty();
     }
+
+    @Test
+    void theWatchersSignature_isNacosClientsSignUtil_onTheSameData() throws Exception {
+        java.util.Random random = new java.util.Random(19);
+        for (int i = 0; i < 200; i++) {
+            String data = random.nextLong(1, Long.MAX_VALUE) + (i % 2 == 0 ? "" : "@@GROUP_" + i + "@@svc-" + i);
+            String key = Long.toString(random.nextLong(), 36) + "密钥-" + i;
+            assertThat(NacosHttpApi.sign(data, key))
+                    .as("data %s", data)
+                    .isEqualTo(com.alibaba.nacos.client.auth.ram.utils.SignUtil.sign(data, key));
+        }
+    }
 }
