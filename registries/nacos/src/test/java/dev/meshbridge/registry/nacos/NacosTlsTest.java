@@ -106,6 +106,26 @@ class NacosTlsTest {
     }
 
     @Test
+    void aServerCertificateForAnotherHost_isRefusedByTheWatchersHttps_whileNacosClientAcceptsIt() throws Exception {
+        Path cert = dir.resolve("server.crt");
+        Path key = dir.resolve("server.key");
+        ca.leaf("nacos").dns("nacos.elsewhere.example").issue().write(cert, key);
+        server = NacosTestServer.builder().tls(cert, key, null).start();
+
+        // a finding, not a wish: nacos-client 3.1.1's gRPC TLS checks the chain but not the host name, so the
+        // application registers at 127.0.0.1 with a certificate for another host
+        register(false);
+        await().atMost(TestCatalog.TIMEOUT)
+                .until(() ->
+                        server.instances("public", "DEFAULT_GROUP", "orders").size() == 1);
+        WatcherContext context = watch("nacos-wrong-host", "caFile: " + ca.writeCa(dir.resolve("ca.crt")));
+
+        await().atMost(TestCatalog.TIMEOUT).until(() -> context.status().lastError() != null);
+        assertThat(context.status().lastError()).contains("TLS handshake failed");
+        assertThat(catalog.snapshot().services()).isEmpty();
+    }
+
+    @Test
     void mutualTls_withAClientCertificate_syncs() throws Exception {
         startServer(true);
         register(true);
