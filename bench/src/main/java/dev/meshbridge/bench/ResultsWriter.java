@@ -251,6 +251,20 @@ final class ResultsWriter {
                 line();
             }
         }
+        List<String> unfinished = new ArrayList<>();
+        for (Side side : new Side[] {r.bridge, r.baseline}) {
+            if (side.unfinished != null) unfinished.add(side.name + ": " + side.unfinished);
+            if (side.zkUnfinished != null) unfinished.add(side.name + ": " + side.zkUnfinished);
+        }
+        if (!unfinished.isEmpty()) {
+            line("### Did not finish");
+            line();
+            line("A side that did not finish a step within the load's limit was stopped there; the figures after it are"
+                    + " the other side's alone.");
+            line();
+            for (String u : unfinished) line("- " + u);
+            line();
+        }
         if (!r.errors.isEmpty()) {
             line("### Errors during the run");
             line();
