@@ -32,6 +32,7 @@ public final class BenchMain {
         Path work = Path.of("target", "bench");
         boolean jmh = true;
         boolean growth = false;
+        String only = "";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> load = LoadProfile.quick();
@@ -42,16 +43,20 @@ public final class BenchMain {
                 case "--out" -> out = Path.of(args[++i]);
                 case "--dir" -> dir = Path.of(args[++i]);
                 case "--growth" -> growth = true;
+                case "--only" -> only = args[++i];
                 case "--work" -> work = Path.of(args[++i]);
                 case "" -> {}
                 default ->
                     throw new IllegalArgumentException("unknown argument '" + args[i]
-                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --out FILE, --dir DIR,"
-                            + " --work DIR");
+                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --only spi|zookeeper,"
+                            + " --out FILE, --dir DIR, --work DIR");
             }
         }
         Files.createDirectories(work);
         if (growth) return growth(dir, work);
+        if (!only.isEmpty() && !only.equals("spi") && !only.equals("zookeeper")) {
+            throw new IllegalArgumentException("--only takes spi or zookeeper, not '" + only + "'");
+        }
         if (out == null) {
             out = dir.resolve(
                     switch (load.name()) {
@@ -93,9 +98,13 @@ public final class BenchMain {
             results.worldJvmArgs = world.jvmArgs();
             clockCheck(world, results);
             Bench bench = new Bench(load, work, world);
-            phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
+            if (!only.equals("zookeeper")) {
+                phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
+            }
             String[] address = new String[1];
-            phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
+            if (!only.equals("spi")) {
+                phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
+            }
             if (address[0] != null) {
                 phase(
                         results,
