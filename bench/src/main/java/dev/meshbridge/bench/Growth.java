@@ -47,6 +47,9 @@ final class Growth {
     private final int instances;
     private final int[] sizes;
     final List<Point> points = new ArrayList<>();
+    /** The sides measured at each size, in order. */
+    String[] sides = {"bridge", "baseline"};
+
     final List<String> errors = new ArrayList<>();
     String loadStart = Machine.currentLoadAverage();
     String loadEnd = "?";
@@ -59,7 +62,7 @@ final class Growth {
 
     void run() {
         for (int services : sizes) {
-            for (String side : new String[] {"bridge", "baseline"}) {
+            for (String side : sides) {
                 try {
                     points.add(measure(side, services));
                 } catch (Exception | OutOfMemoryError e) {
