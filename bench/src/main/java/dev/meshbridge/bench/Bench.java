@@ -575,9 +575,14 @@ final class Bench {
         }
     }
 
-    private static RegistryConfig zookeeperConfig(String address) throws Exception {
+    private RegistryConfig zookeeperConfig(String address) throws Exception {
+        // the registry's limits sized to the load (the defaults, 20,000 services and 200,000 instances, would leave
+        // most of the huge load out)
+        long providers = (long) load.zkServices() * load.zkInstances();
         String yaml = "registries:\n  - type: zookeeper\n    name: " + ZookeeperCatalog.REGISTRY
-                + "\n    addresses: [\"" + address + "\"]\n    zkServicesPath: [/dubbo]\n";
+                + "\n    addresses: [\"" + address + "\"]\n    zkServicesPath: [/dubbo]\n"
+                + "    limits:\n      maxServices: " + Math.max(20_000, load.zkServices()) + "\n      maxInstances: "
+                + Math.max(200_000, providers) + "\n";
         ConfigNode root = ConfigNode.parse("bench.yaml", yaml);
         List<RegistryConfig> list = RegistriesConfig.parse(root, RegistriesConfig.loadProviders());
         root.finish();
