@@ -84,9 +84,10 @@ final class Bench {
         Target baseline = null;
         try {
             bridge = ingest(b, BridgeTarget::new);
-            baseline = ingest(base, BaselineTarget::new);
+            baseline = bounded(base, "cold ingest", () -> ingest(base, BaselineTarget::new));
             changeCost(b, bridge, base, baseline);
             steady(b, bridge, base, baseline);
+            if (base.unfinished != null) baseline = null; // stopped (and closed) where it did not finish
             if (bridge.mcpPort() > 0) {
                 world.call(LONG, "fleet-use", b.name);
                 istiodWindow(b, bridge);
@@ -94,18 +95,29 @@ final class Bench {
                 world.call(LONG, "mcp-close");
             }
             for (Side side : new Side[] {b, base}) {
+                if (side.unfinished != null) continue;
                 world.call(LONG, "fleet-use", side.name);
                 reconnect(side);
                 world.call(LONG, "fleet-close");
             }
             world.call(LONG, "fleet-use", "main");
-            baseline.close();
+            if (baseline != null) baseline.close();
             baseline = null;
             manyStreams(b, bridge);
             bridge.close();
             bridge = null;
-            baseline = ingest(new Side("baseline-again"), BaselineTarget::new);
-            manyStreams(base, baseline);
+            if (base.unfinished == null) {
+                Side again = new Side("baseline-again");
+                baseline = bounded(base, "second cold ingest", () -> ingest(again, BaselineTarget::new));
+                if (baseline != null) {
+                    Target t = baseline;
+                    bounded(base, "many streams", () -> {
+                        manyStreams(base, t);
+                        return t;
+                    });
+                    if (base.unfinished != null) baseline = null;
+                }
+            }
         } finally {
             world.call(LONG, "fleet-use", "main");
             if (bridge != null) bridge.close();
@@ -113,20 +125,66 @@ final class Bench {
         }
     }
 
+    /** What a bounded wait on the baseline runs. */
+    interface BaselineStep {
+        Target run() throws Exception;
+    }
+
+    /**
+     * How long one wait on this side may take: {@link LoadProfile#baselineLimit()} for the baseline, {@link #LONG} for
+     * the bridge.
+     */
+    private long limit(Side side) {
+        return side.name.startsWith("baseline") ? load.baselineLimit() : LONG;
+    }
+
+    /**
+     * Runs a step of the baseline; when it fails or a wait in it passes {@link #limit}, the side is marked as not
+     * finished there ({@link Side#unfinished}), and null is returned: the run goes on with the bridge alone.
+     */
+    private Target bounded(Side side, String what, BaselineStep step) {
+        try {
+            return step.run();
+        } catch (Exception e) {
+            stopped(side, what, e);
+            return null;
+        }
+    }
+
+    private void stopped(Side side, String what, Exception e) {
+        side.unfinished = e instanceof TimeoutException
+                ? what + " did not finish in " + limit(side) / 1000 + " s"
+                : what + " failed: " + e;
+        log("%s: %s; the run goes on without it", side.name, side.unfinished);
+    }
+
+    /** Stops the baseline where it did not finish: its fleet and its servers. */
+    private void stop(Side side, Target target, String what, Exception e) {
+        stopped(side, what, e);
+        try {
+            world.call(LONG, "fleet-use", side.name);
+            world.call(LONG, "fleet-close");
+        } catch (Exception closing) {
+            log("%s: closing its fleet: %s", side.name, closing);
+        }
+        target.close();
+    }
+
     /** Cold ingest through the SPI into a new target; the target is left running. */
     private Target ingest(Side side, TargetFactory factory) throws Exception {
+        // the heap before the upserts exist: the catalog's model (endpoints, label maps) is the bridge's to hold
+        long heap0 = Heap.settled();
         List<ServiceUpsert> upserts = new ArrayList<>(load.services());
         for (int i = 0; i < load.services(); i++) upserts.add(spi.upsert(i));
-        long heap0 = Heap.settled();
         Target target = factory.create();
         try {
             log("%s: cold ingest of %,d x %d through the SPI", side.name, load.services(), load.instances());
             var complete = target.expect(load.services(), load.endpoints());
             long start = System.nanoTime();
             for (ServiceUpsert u : upserts) target.aggregator().accept(u);
-            long done = complete.get(LONG, TimeUnit.MILLISECONDS);
+            long done = complete.get(limit(side), TimeUnit.MILLISECONDS);
             side.ingestMillis = TimeUnit.NANOSECONDS.toMillis(done - start);
-            target.awaitServed(target.last().sequence(), LONG);
+            target.awaitServed(target.last().sequence(), limit(side));
             side.servedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             target.catalogReady();
             upserts.clear();
@@ -154,27 +212,45 @@ final class Bench {
         SpiDriver[] drivers = new SpiDriver[2];
         int pairs = Math.max(1, load.pairs());
         for (int s = 0; s < 2; s++) {
+            if (targets[s] == null) continue;
             drivers[s] = new SpiDriver(spi, targets[s].aggregator(), null, this::quietId, 17);
             sides[s].warmUpChanges = s == 0 ? load.warmUpChanges() : counts[1];
             log(
                     "%s: %d changes to warm up, then %d single changes in %d blocks alternating with the %s's, and %d"
                             + " in bursts of %d, no client",
                     sides[s].name, sides[s].warmUpChanges, counts[s], pairs, sides[1 - s].name, counts[s], BURST);
-            for (int k = 0; k < sides[s].warmUpChanges; k += 50) {
-                for (int j = 0; j < 50; j++) drivers[s].change(drivers[s].randomService());
-                targets[s].settle(LONG);
+            try {
+                for (int k = 0; k < sides[s].warmUpChanges; k += 50) {
+                    for (int j = 0; j < 50; j++) drivers[s].change(drivers[s].randomService());
+                    targets[s].settle(limit(sides[s]));
+                }
+            } catch (Exception e) {
+                if (s == 0) throw e;
+                stop(sides[s], targets[s], "warm-up changes", e);
+                targets[s] = null;
             }
         }
-        long[] snapshots0 = {bridge.last().sequence(), baseline.last().sequence()};
+        long[] snapshots0 = {
+            bridge.last().sequence(), targets[1] == null ? 0 : baseline.last().sequence()
+        };
         for (int p = 0; p < pairs; p++) {
             for (int s = 0; s < 2; s++) {
+                if (targets[s] == null) continue;
                 int n = Math.max(1, counts[s] / pairs);
                 JfrProfile recording =
                         s == 0 && p == 0 ? new JfrProfile(work.resolve(sides[s].name + "-single-changes.jfr")) : null;
                 long[] ticks = Machine.cpuTicks();
                 String loadAverage = Machine.currentLoadAverage();
                 ThreadCost before = ThreadCost.now();
-                for (int k = 0; k < n; k++) oneAtATime(targets[s], drivers[s]);
+                try {
+                    for (int k = 0; k < n; k++) oneAtATime(targets[s], drivers[s], limit(sides[s]));
+                } catch (Exception e) {
+                    if (s == 0) throw e;
+                    if (recording != null) recording.stop();
+                    stop(sides[s], targets[s], "single changes", e);
+                    targets[s] = null;
+                    continue;
+                }
                 ThreadCost after = ThreadCost.now();
                 if (recording != null) sides[s].changeProfile = recording.stop();
                 Map<String, ThreadCost.Cost> cost = after.since(before);
@@ -191,11 +267,19 @@ final class Bench {
             }
         }
         for (int s = 0; s < 2; s++) {
+            if (targets[s] == null) continue;
             sides[s].snapshots = targets[s].last().sequence() - snapshots0[s];
             ThreadCost before = ThreadCost.now();
-            for (int k = 0; k < sides[s].changeCount; k += BURST) {
-                for (int j = 0; j < BURST; j++) drivers[s].change(drivers[s].randomService());
-                targets[s].settle(LONG);
+            try {
+                for (int k = 0; k < sides[s].changeCount; k += BURST) {
+                    for (int j = 0; j < BURST; j++) drivers[s].change(drivers[s].randomService());
+                    targets[s].settle(limit(sides[s]));
+                }
+            } catch (Exception e) {
+                if (s == 0) throw e;
+                stop(sides[s], targets[s], "changes in bursts", e);
+                targets[s] = null;
+                continue;
             }
             sides[s].burstCost = ThreadCost.now().since(before);
         }
@@ -211,15 +295,15 @@ final class Bench {
         return 1 + quietIds.getAndIncrement() % (QUIET_IDS - 1);
     }
 
-    private void oneAtATime(Target target, SpiDriver driver) throws Exception {
+    private void oneAtATime(Target target, SpiDriver driver, long limit) throws Exception {
         long previous = target.last().sequence();
         driver.change(driver.randomService());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(limit, 30_000));
         while (target.last().sequence() <= previous) {
             if (System.nanoTime() > deadline) throw new TimeoutException("no snapshot after a change");
             LockSupport.parkNanos(100_000);
         }
-        target.awaitServed(target.last().sequence(), LONG);
+        target.awaitServed(target.last().sequence(), limit);
     }
 
     /**
@@ -288,7 +372,7 @@ final class Bench {
         long[] gc = Machine.gc();
         ThreadCost before = ThreadCost.now();
         make.make();
-        target.settle(LONG);
+        target.settle(limit(side));
         ThreadCost after = ThreadCost.now();
         w.machineBusy = busy(ticks, Machine.cpuTicks());
         long[] gcAfter = Machine.gc();
@@ -322,7 +406,9 @@ final class Bench {
         Side[] sides = {b, base};
         Target[] targets = {bridge, baseline};
         SpiDriver[] drivers = new SpiDriver[2];
+        if (base.unfinished != null) targets[1] = null;
         for (int s = 0; s < 2; s++) {
+            if (targets[s] == null) continue;
             world.call(LONG, "fleet-use", sides[s].name);
             sides[s].steady.connect =
                     fleet(sides[s], targets[s], "spi", load.streams(), load.services(), load.instances(), 1);
@@ -332,25 +418,34 @@ final class Bench {
         int count = Math.max(1, (int) Math.round(load.rate() * load.pairSeconds()));
         for (int p = 0; p < load.pairs(); p++) {
             for (int s = 0; s < 2; s++) {
+                if (targets[s] == null) continue;
                 world.call(LONG, "fleet-use", sides[s].name);
                 Side.Window w = new Side.Window();
                 w.connect = sides[s].steady.connect;
                 SpiDriver driver = drivers[s];
-                window(
-                        sides[s],
-                        "steady-" + (p + 1),
-                        targets[s],
-                        w,
-                        count,
-                        p == 0,
-                        () -> driver.run(load.rate(), count, load.probeEvery()),
-                        "mark");
+                try {
+                    window(
+                            sides[s],
+                            "steady-" + (p + 1),
+                            targets[s],
+                            w,
+                            count,
+                            p == 0,
+                            () -> driver.run(load.rate(), count, load.probeEvery()),
+                            "mark");
+                } catch (Exception e) {
+                    if (s == 0) throw e;
+                    stop(sides[s], targets[s], "steady window " + (p + 1), e);
+                    targets[s] = null;
+                    continue;
+                }
                 sides[s].windows.add(w);
                 sides[s].steady.add(w);
                 sides[s].steady.machineBusy = Math.max(sides[s].steady.machineBusy, w.machineBusy);
             }
         }
         for (int s = 0; s < 2; s++) {
+            if (targets[s] == null) continue;
             world.call(LONG, "fleet-use", sides[s].name);
             sides[s].steady.report = world.call(LONG, "report-all", 0);
         }
@@ -449,9 +544,16 @@ final class Bench {
                 var complete = target.expect(catalog.services(), endpoints);
                 long start = System.nanoTime();
                 watcher.start();
-                long done = complete.get(LONG, TimeUnit.MILLISECONDS);
+                long done;
+                try {
+                    done = complete.get(limit(side), TimeUnit.MILLISECONDS);
+                    target.awaitServed(target.last().sequence(), limit(side));
+                } catch (TimeoutException e) {
+                    side.zkUnfinished = "ZooKeeper ingest did not finish in " + limit(side) / 1000 + " s";
+                    log("%s: %s", side.name, side.zkUnfinished);
+                    return;
+                }
                 side.zkIngestMillis = TimeUnit.NANOSECONDS.toMillis(done - start);
-                target.awaitServed(target.last().sequence(), LONG);
                 side.zkServedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                 target.catalogReady();
                 side.zkRetainedBytes = Heap.usedAfterGc() - heap0;
@@ -473,9 +575,14 @@ final class Bench {
         }
     }
 
-    private static RegistryConfig zookeeperConfig(String address) throws Exception {
+    private RegistryConfig zookeeperConfig(String address) throws Exception {
+        // the registry's limits sized to the load (the defaults, 20,000 services and 200,000 instances, would leave
+        // most of the huge load out)
+        long providers = (long) load.zkServices() * load.zkInstances();
         String yaml = "registries:\n  - type: zookeeper\n    name: " + ZookeeperCatalog.REGISTRY
-                + "\n    addresses: [\"" + address + "\"]\n    zkServicesPath: [/dubbo]\n";
+                + "\n    addresses: [\"" + address + "\"]\n    zkServicesPath: [/dubbo]\n"
+                + "    limits:\n      maxServices: " + Math.max(20_000, load.zkServices()) + "\n      maxInstances: "
+                + Math.max(200_000, providers) + "\n";
         ConfigNode root = ConfigNode.parse("bench.yaml", yaml);
         List<RegistryConfig> list = RegistriesConfig.parse(root, RegistriesConfig.loadProviders());
         root.finish();

@@ -32,6 +32,9 @@ public final class BenchMain {
         Path work = Path.of("target", "bench");
         boolean jmh = true;
         boolean growth = false;
+        String only = "";
+        int[] growthServices = {1_000, 10_000, 100_000};
+        boolean growthBaseline = true;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> load = LoadProfile.quick();
@@ -42,16 +45,25 @@ public final class BenchMain {
                 case "--out" -> out = Path.of(args[++i]);
                 case "--dir" -> dir = Path.of(args[++i]);
                 case "--growth" -> growth = true;
+                case "--only" -> only = args[++i];
+                case "--growth-services" ->
+                    growthServices = java.util.Arrays.stream(args[++i].split(","))
+                            .mapToInt(Integer::parseInt)
+                            .toArray();
+                case "--growth-bridge-only" -> growthBaseline = false;
                 case "--work" -> work = Path.of(args[++i]);
                 case "" -> {}
                 default ->
                     throw new IllegalArgumentException("unknown argument '" + args[i]
-                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --out FILE, --dir DIR,"
-                            + " --work DIR");
+                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --only spi|zookeeper,"
+                            + " --growth-services N,N, --growth-bridge-only, --out FILE, --dir DIR, --work DIR");
             }
         }
         Files.createDirectories(work);
-        if (growth) return growth(dir, work);
+        if (growth) return growth(dir, work, growthServices, growthBaseline);
+        if (!only.isEmpty() && !only.equals("spi") && !only.equals("zookeeper")) {
+            throw new IllegalArgumentException("--only takes spi or zookeeper, not '" + only + "'");
+        }
         if (out == null) {
             out = dir.resolve(
                     switch (load.name()) {
@@ -93,9 +105,13 @@ public final class BenchMain {
             results.worldJvmArgs = world.jvmArgs();
             clockCheck(world, results);
             Bench bench = new Bench(load, work, world);
-            phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
+            if (!only.equals("zookeeper")) {
+                phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
+            }
             String[] address = new String[1];
-            phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
+            if (!only.equals("spi")) {
+                phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
+            }
             if (address[0] != null) {
                 phase(
                         results,
@@ -119,12 +135,13 @@ public final class BenchMain {
     }
 
     /** The growth sweep alone: 10,000, 100,000 and 1,000,000 endpoints, each side; GROWTH.md and charts in dir. */
-    private static int growth(Path dir, Path work) throws Exception {
+    private static int growth(Path dir, Path work, int[] services, boolean baseline) throws Exception {
         long start = System.currentTimeMillis();
         String command = System.getenv("BENCH_COMMAND");
         Growth g;
         try (World world = new World(work, "2g")) {
-            g = new Growth(world, 10, 1_000, 10_000, 100_000);
+            g = new Growth(world, 10, services);
+            if (!baseline) g.sides = new String[] {"bridge"};
             g.run();
         }
         g.write(

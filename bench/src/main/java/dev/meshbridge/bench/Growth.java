@@ -47,6 +47,9 @@ final class Growth {
     private final int instances;
     private final int[] sizes;
     final List<Point> points = new ArrayList<>();
+    /** The sides measured at each size, in order. */
+    String[] sides = {"bridge", "baseline"};
+
     final List<String> errors = new ArrayList<>();
     String loadStart = Machine.currentLoadAverage();
     String loadEnd = "?";
@@ -59,7 +62,7 @@ final class Growth {
 
     void run() {
         for (int services : sizes) {
-            for (String side : new String[] {"bridge", "baseline"}) {
+            for (String side : sides) {
                 try {
                     points.add(measure(side, services));
                 } catch (Exception | OutOfMemoryError e) {
@@ -74,9 +77,10 @@ final class Growth {
     private Point measure(String side, int services) throws Exception {
         SyntheticCatalog catalog = new SyntheticCatalog(services, instances);
         long endpoints = (long) services * instances;
+        // the heap before the upserts exist: the catalog's model (endpoints, label maps) is the bridge's to hold
+        long heap0 = Heap.settled();
         List<ServiceUpsert> upserts = new ArrayList<>(services);
         for (int i = 0; i < services; i++) upserts.add(catalog.upsert(i));
-        long heap0 = Heap.settled();
         try (Target target = side.equals("bridge") ? new BridgeTarget() : new BaselineTarget()) {
             Bench.log("growth: %s ingests %,d endpoints", side, endpoints);
             var complete = target.expect(services, endpoints);

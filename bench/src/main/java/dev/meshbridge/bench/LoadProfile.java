@@ -50,24 +50,25 @@ record LoadProfile(
         String worldHeap,
         long drainMillis,
         int pairs,
-        double pairSeconds) {
+        double pairSeconds,
+        long baselineLimitMillis) {
 
     static LoadProfile full() {
         return new LoadProfile(
                 "full", 10_000, 10, 1_000, 5_000, 50, 30, 20, 25, 10_000, 1_000, 60, 20, 10_000, 10, 30, true, 1000,
-                "4g", 3000, 6, 5);
+                "4g", 3000, 6, 5, 0);
     }
 
     static LoadProfile quick() {
         return new LoadProfile(
                 "quick", 2_000, 10, 200, 1_000, 50, 10, 8, 25, 3_000, 300, 30, 10, 2_000, 10, 10, true, 300, "2g", 2000,
-                5, 3);
+                5, 3, 0);
     }
 
     /** A tiny load that checks the harness end to end in seconds (the module's test). */
     static LoadProfile smoke() {
         return new LoadProfile(
-                "smoke", 30, 4, 6, 10, 50, 1.5, 1, 10, 100, 20, 5, 3, 30, 4, 1.5, false, 100, "512m", 500, 2, 1);
+                "smoke", 30, 4, 6, 10, 50, 1.5, 1, 10, 100, 20, 5, 3, 30, 4, 1.5, false, 100, "512m", 500, 2, 1, 0);
     }
 
     /**
@@ -78,7 +79,17 @@ record LoadProfile(
     static LoadProfile huge() {
         return new LoadProfile(
                 "huge", 100_000, 10, 1_000, 10_000, 50, 30, 20, 25, 10_000, 1_000, 20, 10, 100_000, 10, 20, false, 1000,
-                "5g", 3000, 3, 3);
+                "5g", 3000, 3, 3, 240_000);
+    }
+
+    /**
+     * How long any one wait on the java-control-plane baseline may take (its ingest, a change applied, a window
+     * settled) before the harness stops it, reports "did not finish in N s" and goes on with the bridge alone; 0: the
+     * harness's general limit (10 minutes). At a million endpoints the baseline rebuilds a whole snapshot per change
+     * and sends every cluster to every Delta stream, and an unbounded run never ended.
+     */
+    long baselineLimit() {
+        return baselineLimitMillis > 0 ? baselineLimitMillis : Bench.LONG;
     }
 
     long endpoints() {

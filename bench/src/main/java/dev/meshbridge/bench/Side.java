@@ -66,6 +66,10 @@ final class Side {
     final List<Block> blocks = new ArrayList<>();
 
     final String name;
+    /** Null while the side runs; else what it did not finish in time (it was stopped there, see {@link Bench}). */
+    String unfinished;
+    /** Null, or the ZooKeeper ingest it did not finish in time. */
+    String zkUnfinished;
 
     // cold ingest through the SPI
     long ingestMillis = -1;

@@ -247,32 +247,24 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
      * A resource as the engine serves it: the wire form, with what the server needs to keep (its host, for name
      * conflicts and the debug page; its creation time, kept for as long as it exists).
      */
-    record Served(
-            String name,
-            String version,
-            long versionHash,
-            String host,
-            Timestamp createTime,
-            Any any,
-            io.envoyproxy.envoy.service.discovery.v3.Resource delta)
+    record Served(String name, String version, long versionHash, String host, Timestamp createTime, Any any)
             implements dev.meshbridge.ads.Resource {
 
         static Served of(McpResource r, Timestamp createTime) {
             Any wire = r.toAny(createTime);
             long hash = Long.parseUnsignedLong(r.version(), 16);
             if (hash == 0 || hash == Long.MIN_VALUE) hash = 1;
-            return new Served(
-                    r.fullName(),
-                    r.version(),
-                    hash,
-                    r.host(),
-                    createTime,
-                    wire,
-                    io.envoyproxy.envoy.service.discovery.v3.Resource.newBuilder()
-                            .setName(r.fullName())
-                            .setVersion(r.version())
-                            .setResource(wire)
-                            .build());
+            return new Served(r.fullName(), r.version(), hash, r.host(), createTime, wire);
+        }
+
+        /** The Delta wrapper, made when a response needs it (not held: one per resource, for every resource). */
+        @Override
+        public io.envoyproxy.envoy.service.discovery.v3.Resource delta() {
+            return io.envoyproxy.envoy.service.discovery.v3.Resource.newBuilder()
+                    .setName(name)
+                    .setVersion(version)
+                    .setResource(any)
+                    .build();
         }
 
         @Override

@@ -40,7 +40,6 @@ import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.Rds;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
-import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import io.envoyproxy.envoy.type.v3.Percent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -559,17 +558,7 @@ public final class EnvoyTranslator {
     static XdsResource resource(XdsType type, String name, Message message, boolean wildcard) {
         Any any = pack(message, type.typeUrl());
         long version = version(type, name, any);
-        return new XdsResource(
-                type,
-                name,
-                version,
-                any,
-                wildcard,
-                Resource.newBuilder()
-                        .setName(name)
-                        .setVersion(Hash64.toHex(version))
-                        .setResource(any)
-                        .build());
+        return new XdsResource(type, name, version, any, wildcard);
     }
 
     /** Serializes deterministically (map fields sorted by key) into an Any. */

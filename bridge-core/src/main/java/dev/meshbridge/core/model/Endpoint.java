@@ -2,6 +2,7 @@ package dev.meshbridge.core.model;
 
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.util.CompactSortedMap;
+import dev.meshbridge.core.util.Interner;
 import java.util.Comparator;
 import java.util.Map;
 import java.util.Objects;
@@ -47,6 +48,8 @@ public record Endpoint(
     /** The largest weight an endpoint may carry (keeps sums of weights per locality far below 2^32). */
     public static final int MAX_WEIGHT = 1_000_000;
 
+    private static final Interner<Locality> LOCALITIES = new Interner<>(1 << 12);
+
     private static final Comparator<Endpoint> ORDER = Comparator.comparing(Endpoint::address)
             .thenComparing(e -> e.ports().toString())
             .thenComparingInt(Endpoint::weight)
@@ -79,8 +82,10 @@ public record Endpoint(
                         + " is not a valid Kubernetes label (sanitize it first)");
             }
         }
+        // equal maps and localities are shared across endpoints (see CompactSortedMap and Interner)
         ports = CompactSortedMap.copyOf(ports);
         labels = CompactSortedMap.copyOf(labels);
+        locality = locality.isEmpty() ? Locality.NONE : LOCALITIES.intern(locality);
     }
 
     /** True when the endpoint may get traffic at all: enabled and weight > 0 (health is separate). */

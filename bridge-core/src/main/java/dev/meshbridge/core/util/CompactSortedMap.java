@@ -21,8 +21,15 @@ public final class CompactSortedMap<V> extends AbstractMap<String, V> implements
 
     private static final CompactSortedMap<?> EMPTY = new CompactSortedMap<>(new String[0], new Object[0]);
 
+    /**
+     * Equal maps are shared: the instances of a service (and many services) carry the same label and port maps, and a
+     * map nobody else holds is collected. 64k slots: about 1.3 MB of references when full.
+     */
+    private static final Interner<CompactSortedMap<?>> SHARED = new Interner<>(1 << 16);
+
     private final String[] keys;
     private final Object[] values;
+    private int hash;
 
     private CompactSortedMap(String[] keys, Object[] values) {
         this.keys = keys;
@@ -51,7 +58,27 @@ public final class CompactSortedMap<V> extends AbstractMap<String, V> implements
             v[i] = value instanceof String str ? str.intern() : value;
             i++;
         }
-        return new CompactSortedMap<>(k, v);
+        return (CompactSortedMap<V>) SHARED.intern(new CompactSortedMap<>(k, v));
+    }
+
+    @Override
+    public int hashCode() {
+        int h = hash;
+        if (h == 0) {
+            // Map's contract: the sum over entries of key hash XOR value hash
+            for (int i = 0; i < keys.length; i++) h += keys[i].hashCode() ^ values[i].hashCode();
+            hash = h;
+        }
+        return h;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (o == this) return true;
+        if (o instanceof CompactSortedMap<?> c) {
+            return hashCode() == c.hashCode() && Arrays.equals(keys, c.keys) && Arrays.equals(values, c.values);
+        }
+        return super.equals(o);
     }
 
     private int index(Object key) {
