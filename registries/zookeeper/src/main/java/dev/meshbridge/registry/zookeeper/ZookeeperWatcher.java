@@ -472,9 +472,11 @@ public final class ZookeeperWatcher implements RegistryWatcher {
                             options.username() + ":" + options.password().resolve();
                     zk.addAuthInfo("digest", credentials.getBytes(StandardCharsets.UTF_8));
                 } catch (IllegalStateException e) {
+                    // the message names where the password is (file, variable, Secret and key), never the value
                     status.error(
                             "cannot read the ZooKeeper password from "
-                                    + options.password().describe(),
+                                    + options.password().describe() + ": " + e.getMessage()
+                                    + "; this session is not authenticated",
                             null);
                 }
             }
