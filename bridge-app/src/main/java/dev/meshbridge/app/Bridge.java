@@ -146,8 +146,9 @@ public final class Bridge implements AutoCloseable {
             // before the registries: their {secret: ...} credentials are read through this client at each connect
             cluster = IngressController.connect(config.ingress().kubernetes());
             closeables.add(cluster);
-            closeables.add(dev.meshbridge.core.config.KubernetesSecrets.install(
-                    new dev.meshbridge.ingress.ClusterSecrets(cluster, null)));
+            dev.meshbridge.ingress.ClusterSecrets secrets = new dev.meshbridge.ingress.ClusterSecrets(cluster, null);
+            closeables.add(secrets);
+            closeables.add(dev.meshbridge.core.config.KubernetesSecrets.install(secrets));
         }
         reconciler.apply(config.registries());
         readiness.scheduleWithFixedDelay(this::checkCatalogReady, 50, 100, java.util.concurrent.TimeUnit.MILLISECONDS);

@@ -2,8 +2,12 @@ package dev.meshbridge.ingress;
 
 import dev.meshbridge.core.config.KubernetesSecrets;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
@@ -14,7 +18,10 @@ import java.util.TreeSet;
  * {@code secrets} in the namespaces the references name (the chart grants it in the bridge's own namespace). Errors
  * name the Secret and the key and, for a missing key, the keys the Secret has; never a value.
  */
-public final class ClusterSecrets implements KubernetesSecrets.Reader {
+public final class ClusterSecrets implements KubernetesSecrets.Reader, AutoCloseable {
+
+    /** Bounds one read: a registry (re)connects on the thread that reads, so an unreachable API server must not hold it. */
+    static final Duration TIMEOUT = Duration.ofSeconds(5);
 
     /** A missing key's message names at most this many of the keys the Secret has. */
     static final int MAX_KEYS_NAMED = 16;
@@ -23,13 +30,26 @@ public final class ClusterSecrets implements KubernetesSecrets.Reader {
     private final String defaultNamespace;
 
     /**
+     * @param cluster the cluster's client, whose configuration (address, credentials) this reader's own client copies
+     *     with bounded timeouts and a single retry; it is not closed here
      * @param defaultNamespace the namespace of references that name none; null for the client's (the service
      *     account's namespace in a pod, the kubeconfig context's elsewhere), else {@code default}
      */
-    public ClusterSecrets(KubernetesClient client, String defaultNamespace) {
-        this.client = Objects.requireNonNull(client, "client");
-        String ns = defaultNamespace != null ? defaultNamespace : client.getNamespace();
+    public ClusterSecrets(KubernetesClient cluster, String defaultNamespace) {
+        Objects.requireNonNull(cluster, "cluster");
+        Config bounded = new ConfigBuilder(cluster.getConfiguration())
+                .withRequestTimeout((int) TIMEOUT.toMillis())
+                .withConnectionTimeout((int) TIMEOUT.toMillis())
+                .withRequestRetryBackoffLimit(1)
+                .build();
+        this.client = new KubernetesClientBuilder().withConfig(bounded).build();
+        String ns = defaultNamespace != null ? defaultNamespace : cluster.getNamespace();
         this.defaultNamespace = ns == null || ns.isBlank() ? "default" : ns;
+    }
+
+    @Override
+    public void close() {
+        client.close();
     }
 
     @Override
