@@ -79,6 +79,35 @@ class McpBridgeConverterTest {
     }
 
     @Test
+    void convert_authSecretName_entrysOwnCredentialWins_andOtherTypesDropItWithANote() {
+        Object spec = spec("""
+                spec:
+                  registries:
+                  - type: nacos2
+                    name: n
+                    domain: nacos.example.com
+                    port: 8848
+                    authSecretName: nacos-auth
+                    nacosUsername: fixed-user
+                  - type: zookeeper
+                    name: z
+                    domain: zk.example.com
+                    port: 2181
+                    authSecretName: zk-auth
+                """);
+        McpBridgeConverter.Result r = McpBridgeConverter.convert("ns1", "default", spec, HigressShapedProviders.all());
+
+        assertThat(r.problems()).isEmpty();
+        HigressShapedProviders.NacosOptions nacos =
+                r.registries().get(0).options(HigressShapedProviders.NacosOptions.class);
+        assertThat(nacos.nacosUsername()).isEqualTo(Secret.literal("fixed-user"));
+        assertThat(nacos.nacosPassword()).isEqualTo(Secret.kubernetes("ns1", "nacos-auth", "nacosPassword"));
+        assertThat(r.notes())
+                .containsExactly(
+                        "spec.registries[1]: authSecretName ignored (Higress reads it for nacos and consul only)");
+    }
+
+    @Test
     void convert_unknownFieldOrMissingName_refusedNamingTheResourceField() {
         Object spec = spec("""
                 spec:
