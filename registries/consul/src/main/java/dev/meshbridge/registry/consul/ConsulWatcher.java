@@ -273,7 +273,7 @@ public final class ConsulWatcher implements RegistryWatcher {
 
     /** The health query of one service, as {@link #watchCatalog} for the catalog. */
     private void watchService(ServiceWatch watch, int generation, BigInteger from) {
-        String id = SERVICE_QUERY + watch.key.namespace() + "/" + watch.key.name();
+        String id = queryId(watch);
         BigInteger index = from;
         while (open() && !watch.stopped && watch.generation == generation) {
             long started = kit.ticker().nanoTime();
@@ -448,6 +448,14 @@ public final class ConsulWatcher implements RegistryWatcher {
         Future<?> q = w.query;
         if (q != null) q.cancel(true);
         publisher.remove(w.key);
+        // a service that left the catalog while its query was failing (a restart that lost it) no longer holds the
+        // registry down: its query will never succeed again
+        String id = queryId(w);
+        if (failing.containsKey(id)) recovered(id);
+    }
+
+    private static String queryId(ServiceWatch w) {
+        return SERVICE_QUERY + w.key.namespace() + "/" + w.key.name();
     }
 
     private void serviceRead(ServiceWatch w, ServiceUpsert upsert, String id) {

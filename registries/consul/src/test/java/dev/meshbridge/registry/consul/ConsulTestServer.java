@@ -15,6 +15,7 @@ import dev.meshbridge.registry.consul.ConsulTestCatalog.Node;
 import dev.meshbridge.registry.consul.ConsulTestCatalog.Svc;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
@@ -30,9 +31,12 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -251,35 +255,53 @@ public final class ConsulTestServer implements AutoCloseable {
      * agent holds them), as in Consul.
      */
     public void restartLosingCatalog(Duration down, Duration every) {
+        CompletableFuture<Void> afterDown = new CompletableFuture<>();
+        afterDown.completeAsync(() -> null, CompletableFuture.delayedExecutor(down.toMillis(), TimeUnit.MILLISECONDS));
+        restartLosingCatalog(down, every, 0, afterDown);
+    }
+
+    /**
+     * As {@link #restartLosingCatalog(Duration, Duration)}, but the agent registers only its first {@code first}
+     * services again after the restart, and the others once {@code refill} completes, so a test can keep the catalog
+     * partial until a watcher has read it, whatever the watcher's reconnect timing.
+     */
+    public void restartLosingCatalog(Duration down, Duration every, int first, CompletableFuture<?> refill) {
         stop();
         List<ConsulTestCatalog.AgentService> agent = catalog.loseState();
-        java.util.concurrent.ScheduledExecutorService timer =
-                java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                    Thread t = new Thread(r, "consul-test-anti-entropy");
-                    t.setDaemon(true);
-                    return t;
-                });
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "consul-test-anti-entropy");
+            t.setDaemon(true);
+            return t;
+        });
+        CompletableFuture<Void> up = new CompletableFuture<>();
         timer.schedule(
                 () -> {
                     try {
                         restart();
+                        up.complete(null);
                     } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
+                        up.completeExceptionally(e);
+                        throw new UncheckedIOException(e);
                     }
                 },
                 down.toMillis(),
-                java.util.concurrent.TimeUnit.MILLISECONDS);
-        for (int i = 0; i < agent.size(); i++) {
-            ConsulTestCatalog.AgentService s = agent.get(i);
-            timer.schedule(
-                    () -> catalog.resync(s),
-                    down.plus(every.multipliedBy(i + 1)).toMillis(),
-                    java.util.concurrent.TimeUnit.MILLISECONDS);
-        }
-        timer.schedule(
-                timer::shutdown,
-                down.plus(every.multipliedBy(agent.size() + 1)).toMillis(),
-                java.util.concurrent.TimeUnit.MILLISECONDS);
+                TimeUnit.MILLISECONDS);
+        int early = Math.min(first, agent.size());
+        up.thenRun(() -> {
+            for (int i = 0; i < early; i++) {
+                ConsulTestCatalog.AgentService s = agent.get(i);
+                timer.schedule(
+                        () -> catalog.resync(s), every.multipliedBy(i + 1).toMillis(), TimeUnit.MILLISECONDS);
+            }
+        });
+        CompletableFuture.allOf(up, refill).thenRun(() -> {
+            for (int i = early; i < agent.size(); i++) {
+                ConsulTestCatalog.AgentService s = agent.get(i);
+                timer.schedule(
+                        () -> catalog.resync(s), every.multipliedBy(i + 1).toMillis(), TimeUnit.MILLISECONDS);
+            }
+            timer.schedule(timer::shutdown, every.multipliedBy(agent.size() + 1).toMillis(), TimeUnit.MILLISECONDS);
+        });
     }
 
     @Override

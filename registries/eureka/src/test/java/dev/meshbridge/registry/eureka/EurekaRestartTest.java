@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -50,6 +51,7 @@ class EurekaRestartTest {
         int port = first.port();
         EmbeddedEurekaServer second = null;
         ScheduledExecutorService renewals = Executors.newScheduledThreadPool(1);
+        AtomicBoolean renewing = new AtomicBoolean(true);
         try (TestCatalog catalog = new TestCatalog();
                 JumpTicker ticker = new JumpTicker();
                 EurekaRegistrar clients = new EurekaRegistrar(first.serviceUrl())) {
@@ -59,6 +61,7 @@ class EurekaRestartTest {
                 InstanceInfo i = instances.get(n);
                 renewals.scheduleAtFixedRate(
                         () -> {
+                            if (!renewing.get()) return;
                             try {
                                 clients.renew(i);
                             } catch (RuntimeException e) {
@@ -99,8 +102,22 @@ class EurekaRestartTest {
 
                 first.close();
                 await().atMost(TestCatalog.TIMEOUT).until(() -> status.state() == RegistryStatus.State.DOWN);
+                // the clients renew (and so register again) only once the watcher has been back long enough to read
+                // the empty server, so the partial state is seen whatever the watcher's reconnect timing
+                renewing.set(false);
                 second = EmbeddedEurekaServer.builder().port(port).start();
                 EmbeddedEurekaServer restarted = second;
+                await().atMost(TestCatalog.TIMEOUT).until(() -> status.state() == RegistryStatus.State.UP);
+                if (removals == RemovalPolicy.DEFAULT) {
+                    // several fetches of an empty registry: nothing may leave
+                    await().during(Duration.ofSeconds(1))
+                            .atMost(Duration.ofSeconds(5))
+                            .until(() -> Flaps.since(events.events(), mark).isEmpty());
+                } else {
+                    await().atMost(TestCatalog.TIMEOUT)
+                            .until(() -> !Flaps.since(events.events(), mark).isEmpty());
+                }
+                renewing.set(true);
                 await().atMost(TestCatalog.TIMEOUT)
                         .until(() -> count(restarted, "ORDERS") == 3
                                 && count(restarted, "SINGLE") == 1
