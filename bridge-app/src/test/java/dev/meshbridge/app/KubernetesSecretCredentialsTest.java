@@ -4,17 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.config.ConfigException;
 import dev.meshbridge.core.config.RegistriesConfig;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.registry.zookeeper.ZkServer;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -61,8 +56,7 @@ class KubernetesSecretCredentialsTest {
     @TempDir
     Path dir;
 
-    private final HttpClient http = HttpClient.newHttpClient();
-    private final ObjectMapper json = new ObjectMapper();
+    private final AdminPages admin = new AdminPages(() -> this.bridge.adminPort());
     private final List<AutoCloseable> closing = new ArrayList<>();
     private Bridge bridge;
     private SecretsApiServer api;
@@ -75,24 +69,6 @@ class KubernetesSecretCredentialsTest {
     private <T extends AutoCloseable> T closeLater(T c) {
         closing.add(c);
         return c;
-    }
-
-    /** A kubeconfig for the mock API server, whose context namespace is the bridge's own. */
-    private Path kubeconfig() throws Exception {
-        return Files.writeString(dir.resolve("kubeconfig"), """
-                apiVersion: v1
-                kind: Config
-                clusters:
-                  - name: mock
-                    cluster: {server: "%s"}
-                contexts:
-                  - name: mock
-                    context: {cluster: mock, user: bridge, namespace: %s}
-                current-context: mock
-                users:
-                  - name: bridge
-                    user: {token: not-a-secret}
-                """.formatted(api.url(), NAMESPACE));
     }
 
     private void putSecret(Map<String, String> data) {
@@ -136,28 +112,6 @@ class KubernetesSecretCredentialsTest {
         for (String p : paths) owner.setACL().withACL(acl(password)).forPath(p);
     }
 
-    private HttpResponse<String> get(String path) throws Exception {
-        return http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + bridge.adminPort() + path))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
-
-    /** The addresses {@code /debug/catalog} shows for the service. */
-    private List<String> served() throws Exception {
-        JsonNode page =
-                json.readTree(get("/debug/catalog?service=org.demo.secure").body());
-        List<String> out = new ArrayList<>();
-        for (JsonNode a : page.findValues("address")) out.add(a.asText());
-        return out.stream().sorted().toList();
-    }
-
-    private String registryError() throws Exception {
-        JsonNode page = json.readTree(get("/debug/registries").body());
-        List<JsonNode> errors = page.findValues("lastError");
-        return errors.isEmpty() || errors.get(0).isNull() ? "" : errors.get(0).asText();
-    }
-
     @Test
     void zookeeperDigestPasswordFromASecret_syncs_rotatedSecretUsedAtTheNextSession_missingKeyNamedAndStateKept()
             throws Exception {
@@ -175,7 +129,8 @@ class KubernetesSecretCredentialsTest {
         // the bridge reaches ZooKeeper through a proxy the test cuts to end the bridge's session
         TcpProxy proxy = closeLater(new TcpProxy(zk.port()));
 
-        Path file = Files.writeString(dir.resolve("bridge.yaml"), """
+        Path file = Files.writeString(
+                dir.resolve("bridge.yaml"), """
                 admin: {port: 0}
                 mcp: {enabled: false}
                 xds: {bindAddress: 127.0.0.1, port: 0}
@@ -190,12 +145,13 @@ class KubernetesSecretCredentialsTest {
                     sessionTimeout: 1s
                     username: bridge
                     password: {secret: {name: zk-auth, key: password}}
-                """.formatted(kubeconfig(), proxy.port()));
+                """.formatted(api.kubeconfig(dir, NAMESPACE), proxy.port()));
         bridge = closeLater(Bridge.start(BridgeConfig.load(file, PROVIDERS), file, PROVIDERS));
 
         // 1. synced with the Secret's value (its namespace: the kubeconfig context's, the bridge's own)
-        await().atMost(WAIT).until(() -> served().equals(List.of("10.0.12.1")));
-        assertThat(registryError()).isEmpty();
+        await().atMost(WAIT)
+                .until(() -> admin.servedAddresses("org.demo.secure").equals(List.of("10.0.12.1")));
+        assertThat(admin.registryError()).isEmpty();
         int readsBefore = api.reads();
 
         // 2. rotation: the Secret and the ACLs change to a new password, a provider only it may read registers
@@ -204,9 +160,10 @@ class KubernetesSecretCredentialsTest {
         register(owner, "10.0.12.2", SECOND);
         // the session ends (cut longer than its timeout); the next one reads the Secret again
         proxy.cut();
-        await().atMost(WAIT).until(() -> registryError().contains("session lost"));
+        await().atMost(WAIT).until(() -> admin.registryError().contains("session lost"));
         proxy.restore();
-        await().atMost(WAIT).until(() -> served().equals(List.of("10.0.12.1", "10.0.12.2")));
+        await().atMost(WAIT)
+                .until(() -> admin.servedAddresses("org.demo.secure").equals(List.of("10.0.12.1", "10.0.12.2")));
         assertThat(api.reads())
                 .as("the Secret is read again for the new session")
                 .isGreaterThan(readsBefore);
@@ -214,21 +171,23 @@ class KubernetesSecretCredentialsTest {
         // 3. the Secret loses its key: the next session cannot authenticate; named, and the last good state stays
         putSecret(Map.of("user", "bridge"));
         proxy.cut();
-        await().atMost(WAIT).until(() -> registryError().contains("session lost"));
+        await().atMost(WAIT).until(() -> admin.registryError().contains("session lost"));
         proxy.restore();
-        await().atMost(WAIT).until(() -> registryError().contains("zk-auth has no key password"));
-        String error = registryError();
+        await().atMost(WAIT).until(() -> admin.registryError().contains("zk-auth has no key password"));
+        String error = admin.registryError();
         assertThat(error)
                 .contains("cannot read the ZooKeeper password from Kubernetes Secret <bridge namespace>/zk-auth key"
                         + " password")
                 .contains("Kubernetes Secret meshbridge/zk-auth has no key password (keys: user)");
-        HttpResponse<String> healthz = get("/healthz");
+        HttpResponse<String> healthz = admin.get("/healthz");
         assertThat(healthz.body()).contains("zk-auth has no key password");
-        assertThat(served()).as("the last good endpoints stay served").containsExactly("10.0.12.1", "10.0.12.2");
+        assertThat(admin.servedAddresses("org.demo.secure"))
+                .as("the last good endpoints stay served")
+                .containsExactly("10.0.12.1", "10.0.12.2");
 
         // neither password ever reaches an admin page
         for (String page : List.of("/healthz", "/ready", "/debug/registries", "/debug/catalog", "/metrics", "/")) {
-            assertThat(get(page).body()).as(page).doesNotContain(FIRST).doesNotContain(SECOND);
+            assertThat(admin.get(page).body()).as(page).doesNotContain(FIRST).doesNotContain(SECOND);
         }
     }
 

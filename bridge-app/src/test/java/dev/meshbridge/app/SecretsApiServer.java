@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -38,6 +40,18 @@ final class SecretsApiServer implements AutoCloseable {
 
     String url() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    /** Writes a kubeconfig for this server into {@code dir}, whose context namespace (the bridge's own) is given. */
+    Path kubeconfig(Path dir, String namespace) throws IOException {
+        return Files.writeString(dir.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: api, cluster: {server: "%s"}}]
+                contexts: [{name: api, context: {cluster: api, user: bridge, namespace: %s}}]
+                current-context: api
+                users: [{name: bridge, user: {token: not-a-secret}}]
+                """.formatted(url(), namespace));
     }
 
     /** Creates or replaces the Secret {@code namespace/name} with these plain values. */

@@ -112,7 +112,7 @@ class SecretsNeverLeakTest {
                 + "xds:\n  port: 0\n  bindAddress: 127.0.0.1\n" + tls
                 + "mcp:\n  port: 0\n  bindAddress: 127.0.0.1\n" + tls
                 + "reload: {interval: 1h}\n"
-                + "ingress:\n  kubernetes: {enabled: true, kubeconfig: " + kubeconfig()
+                + "ingress:\n  kubernetes: {enabled: true, kubeconfig: " + api.kubeconfig(dir, "meshbridge")
                 + ", watchIngresses: false, events: false}\n"
                 + "registries:\n"
                 + "  - {type: zookeeper, name: zk, addresses: [" + dead + "], syncTimeout: 1s, username: bridge,"
@@ -125,18 +125,6 @@ class SecretsNeverLeakTest {
                 + " username: eureka, password: \"" + SECRET + "\"}\n"
                 + "  - {type: zookeeper, name: zk-secret, addresses: [" + dead + "], syncTimeout: 1s, username: bridge,"
                 + " password: {secret: {name: zk-auth, key: password}}}\n";
-    }
-
-    /** A kubeconfig for {@link SecretsApiServer}, whose context namespace is the bridge's own. */
-    private Path kubeconfig() throws Exception {
-        return Files.writeString(dir.resolve("kubeconfig"), """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: api, cluster: {server: "%s"}}]
-                contexts: [{name: api, context: {cluster: api, user: bridge, namespace: meshbridge}}]
-                current-context: api
-                users: [{name: bridge, user: {token: not-a-secret}}]
-                """.formatted(api.url()));
     }
 
     private String get(String path) throws Exception {

@@ -3,21 +3,15 @@ package dev.meshbridge.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.meshbridge.app.config.BridgeConfig;
 import dev.meshbridge.core.config.RegistriesConfig;
 import dev.meshbridge.core.spi.RegistryWatcherProvider;
 import dev.meshbridge.core.testing.TestPki;
 import dev.meshbridge.registry.zookeeper.SecureZkServer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -39,8 +33,7 @@ class ZookeeperTlsBridgeTest {
     @TempDir
     Path dir;
 
-    private final HttpClient http = HttpClient.newHttpClient();
-    private final ObjectMapper json = new ObjectMapper();
+    private final AdminPages admin = new AdminPages(() -> this.bridge.adminPort());
     private SecureZkServer zk;
     private Bridge bridge;
     private Path clientPem;
@@ -77,45 +70,24 @@ class ZookeeperTlsBridgeTest {
     private Path startBridge(Path trust) throws Exception {
         Path file = writeConfig(trust);
         bridge = Bridge.start(BridgeConfig.load(file, PROVIDERS), file, PROVIDERS);
-        await().atMost(WAIT).until(() -> served().equals(List.of("10.0.13.1")));
-        assertThat(json.readTree(get("/debug/registries").body()).findValuesAsText("state"))
-                .containsExactly("UP");
-        assertThat(get("/healthz").body()).doesNotContain("TLS handshake");
+        await().atMost(WAIT).until(() -> admin.servedAddresses("org.demo.tls").equals(List.of("10.0.13.1")));
+        assertThat(admin.registryStates()).containsExactly("UP");
+        assertThat(admin.get("/healthz").body()).doesNotContain("TLS handshake");
         return file;
-    }
-
-    private HttpResponse<String> get(String path) throws Exception {
-        return http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + bridge.adminPort() + path))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
-
-    /** The addresses {@code /debug/catalog} shows for the service, sorted. */
-    private List<String> served() throws Exception {
-        JsonNode page = json.readTree(get("/debug/catalog?service=org.demo.tls").body());
-        List<String> out = new ArrayList<>();
-        for (JsonNode a : page.findValues("address")) out.add(a.asText());
-        return out.stream().sorted().toList();
-    }
-
-    private String registryError() throws Exception {
-        JsonNode page = json.readTree(get("/debug/registries").body());
-        List<JsonNode> errors = page.findValues("lastError");
-        return errors.isEmpty() || errors.get(0).isNull() ? "" : errors.get(0).asText();
     }
 
     /** The TLS failure is named over HTTP on both pages, and the last good endpoints stay in the catalog. */
     private void assertTlsErrorShown_andLastGoodStateServed() throws Exception {
-        await().atMost(WAIT).until(() -> registryError().contains("TLS handshake"));
-        assertThat(registryError())
+        await().atMost(WAIT).until(() -> admin.registryError().contains("TLS handshake"));
+        assertThat(admin.registryError())
                 .contains(zk.secureAddress())
                 .containsAnyOf("PKIX", "certification path", "unable to find valid");
-        HttpResponse<String> healthz = get("/healthz");
+        HttpResponse<String> healthz = admin.get("/healthz");
         assertThat(healthz.body()).contains("zk-tls").contains("TLS handshake");
-        JsonNode registries = json.readTree(get("/debug/registries").body());
-        assertThat(registries.findValuesAsText("state")).doesNotContain("UP");
-        assertThat(served()).as("the last good endpoints stay served").containsExactly("10.0.13.1");
+        assertThat(admin.registryStates()).doesNotContain("UP");
+        assertThat(admin.servedAddresses("org.demo.tls"))
+                .as("the last good endpoints stay served")
+                .containsExactly("10.0.13.1");
     }
 
     @Test
