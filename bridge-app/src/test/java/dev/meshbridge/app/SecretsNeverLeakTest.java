@@ -119,6 +119,11 @@ class SecretsNeverLeakTest {
                 + " password: \"" + SECRET + "\"" + extraRegistryField + "}\n"
                 + "  - {type: nacos, name: nacos, addresses: [" + dead + "], syncTimeout: 1s, nacosUsername: nacos,"
                 + " nacosPassword: \"" + SECRET + "\", nacosAccessKey: ak, nacosSecretKey: \"" + SECRET + "\"}\n"
+                // Nacos over TLS (an encrypted client key) with access keys: both go into nacos-client's properties
+                + "  - {type: nacos, name: nacos-tls, addresses: [" + dead + "], syncTimeout: 1s,"
+                + " nacosGroups: [\"*\"], nacosAccessKey: ak, nacosSecretKey: \"" + SECRET + "\", tls: {caFile: "
+                + caFile + ", certFile: " + certFile + ", keyFile: " + keyFile + ", keyPassword: \"" + SECRET
+                + "\"}}\n"
                 + "  - {type: consul, name: consul, addresses: [" + dead + "], syncTimeout: 1s,"
                 + " consulToken: {file: " + secretFile + "}}\n"
                 + "  - {type: eureka, name: eureka, addresses: [\"http://" + dead + "/eureka\"], syncTimeout: 1s,"
@@ -157,7 +162,7 @@ class SecretsNeverLeakTest {
             if (error != null && !error.isNull() && !error.asText().isEmpty())
                 failed.add(n.get("name").asText());
         });
-        return failed.containsAll(List.of("zk", "nacos", "consul", "eureka", "zk-secret"));
+        return failed.containsAll(List.of("zk", "nacos", "nacos-tls", "consul", "eureka", "zk-secret"));
     }
 
     @Test

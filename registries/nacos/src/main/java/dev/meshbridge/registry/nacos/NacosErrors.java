@@ -113,6 +113,12 @@ final class NacosErrors {
         for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
             if (c instanceof ConnectException) return "connection refused" + detail(c);
             if (c instanceof HttpConnectTimeoutException) return "connection timed out";
+            if (c instanceof javax.net.ssl.SSLException) {
+                String why = deepest(c).getMessage();
+                return "TLS handshake failed" + (why == null ? "" : ": " + why)
+                        + "; check tls.caFile (the CA of the Nacos"
+                        + " servers' certificates), tls.certFile and tls.keyFile";
+            }
             if (c instanceof HttpTimeoutException) return "no answer in time";
             if (c instanceof UnknownHostException || c instanceof UnresolvedAddressException) {
                 return "unknown host" + detail(c);
@@ -123,6 +129,15 @@ final class NacosErrors {
             if (m != null && !m.isBlank() && !m.equals("null")) return m;
         }
         return e.getClass().getSimpleName();
+    }
+
+    /** The innermost cause that has a message (a PKIX or handshake reason, rather than its wrapper). */
+    private static Throwable deepest(Throwable e) {
+        Throwable found = e;
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c.getMessage() != null && !c.getMessage().isBlank()) found = c;
+        }
+        return found;
     }
 
     private static String detail(Throwable c) {

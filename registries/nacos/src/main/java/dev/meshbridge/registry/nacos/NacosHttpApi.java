@@ -20,6 +20,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import javax.net.ssl.SSLContext;
 
 /**
  * The few Nacos HTTP APIs the watcher needs beyond the gRPC naming protocol: login (to report wrong credentials
@@ -34,6 +37,10 @@ import java.util.StringJoiner;
  *   <li>namespaces: {@code GET /v3/admin/core/namespace/list}, else {@code GET /v1/console/namespaces};
  *   <li>services: {@code GET /v3/admin/ns/service/list}, else {@code GET /v1/ns/catalog/services}.
  * </ol>
+ *
+ * <p>With {@code tls} the calls go to {@code https://} with the configured CA and client certificate; with access keys
+ * the namespace and service lists carry nacos-client's signature ({@code ak}, {@code data}, {@code signature}) as
+ * query parameters, as nacos-client 2.x's HTTP naming client sent them.
  *
  * <p>Not thread-safe: the watcher calls it from its one I/O thread. Never logs or returns credentials.
  */
@@ -63,6 +70,9 @@ final class NacosHttpApi {
     private final String contextPath;
     private final Secret username;
     private final Secret password;
+    private final Secret accessKey;
+    private final Secret secretKey;
+    private final SSLContext ssl;
     private final Duration timeout;
     private final Clock clock;
     private HttpClient http;
@@ -75,20 +85,31 @@ final class NacosHttpApi {
     private Boolean v3Services;
 
     NacosHttpApi(List<String> addresses, String contextPath, Secret username, Secret password, Duration timeout) {
-        this(addresses, contextPath, username, password, timeout, Clock.systemUTC());
+        this(addresses, contextPath, username, password, null, null, null, timeout, Clock.systemUTC());
     }
 
+    /**
+     * @param accessKey {@code nacosAccessKey}: the list calls are signed as nacos-client signs its naming requests;
+     *     null for none
+     * @param ssl the TLS context of {@code https://} calls (custom CA, client certificate); null for {@code http://}
+     */
     NacosHttpApi(
             List<String> addresses,
             String contextPath,
             Secret username,
             Secret password,
+            Secret accessKey,
+            Secret secretKey,
+            SSLContext ssl,
             Duration timeout,
             Clock clock) {
         this.addresses = List.copyOf(addresses);
         this.contextPath = contextPath;
         this.username = username;
         this.password = password;
+        this.accessKey = accessKey;
+        this.secretKey = secretKey;
+        this.ssl = ssl;
         this.timeout = timeout;
         this.clock = clock;
     }
@@ -223,7 +244,31 @@ final class NacosHttpApi {
         q.setEmptyValue("");
         params.forEach((k, v) -> q.add(encode(k) + "=" + encode(v)));
         if (token != null && !token.isEmpty()) q.add("accessToken=" + encode(token));
+        if (accessKey != null) {
+            // as nacos-client's naming requests: the list calls name no service, so the signed data is the time
+            String data = Long.toString(clock.millis());
+            q.add("ak=" + encode(accessKey.resolve()));
+            q.add("data=" + encode(data));
+            q.add("signature=" + encode(sign(data, secretKey.resolve())));
+        }
         return q.toString();
+    }
+
+    /**
+     * nacos-client's access-key signature: Base64 of HMAC-SHA1 over {@code data} keyed with the secret key's UTF-8
+     * bytes. {@code data} is the time in milliseconds, then {@code @@} and the grouped service name when the request
+     * is about one service.
+     */
+    static String sign(String data, String secretKey) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA1");
+            mac.init(new SecretKeySpec(secretKey.getBytes(StandardCharsets.UTF_8), "HmacSHA1"));
+            return java.util.Base64.getEncoder().encodeToString(mac.doFinal(data.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.GeneralSecurityException e) {
+            // HmacSHA1 is in every JDK; never the key in the message
+            throw new IllegalStateException(
+                    "cannot compute an HmacSHA1 signature: " + e.getClass().getSimpleName());
+        }
     }
 
     private static String servicesWhat(String namespaceId) {
@@ -241,11 +286,14 @@ final class NacosHttpApi {
     private JsonNode checked(Response r, String what, String need) throws IOException {
         if (r.status == 401 || (r.status == 403 && username == null)) {
             token = null;
+            String check = username != null
+                    ? "; check nacosUsername and nacosPassword"
+                    : accessKey != null
+                            ? "; check nacosAccessKey and nacosSecretKey (the access key from " + accessKey.describe()
+                                    + ")"
+                            : "; the server has auth on: set nacosUsername and nacosPassword";
             throw new AuthException("Nacos at " + r.address + " refused to " + what + " (HTTP " + r.status + ": "
-                    + abbreviate(r.body) + ")"
-                    + (username == null
-                            ? "; the server has auth on: set nacosUsername and nacosPassword"
-                            : "; check nacosUsername and nacosPassword"));
+                    + abbreviate(r.body) + ")" + check);
         }
         if (r.status == 403) {
             String user = username.resolve();
@@ -272,16 +320,17 @@ final class NacosHttpApi {
     /** Sends to the last address that worked, then to the others in turn when one cannot be reached. */
     private Response send(String method, String pathAndQuery, String form) throws IOException, InterruptedException {
         if (http == null) {
-            http = HttpClient.newBuilder()
-                    .connectTimeout(timeout)
-                    .version(HttpClient.Version.HTTP_1_1)
-                    .build();
+            HttpClient.Builder b =
+                    HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1);
+            if (ssl != null) b.sslContext(ssl);
+            http = b.build();
         }
         IOException last = null;
         for (int i = 0; i < addresses.size(); i++) {
             int index = (preferred + i) % addresses.size();
             String address = addresses.get(index);
-            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + address + pathAndQuery))
+            HttpRequest.Builder b = HttpRequest.newBuilder(
+                            URI.create((ssl != null ? "https://" : "http://") + address + pathAndQuery))
                     .timeout(timeout);
             if (form != null) {
                 b.header("Content-Type", "application/x-www-form-urlencoded")

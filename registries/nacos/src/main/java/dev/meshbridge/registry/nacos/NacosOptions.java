@@ -4,6 +4,7 @@ import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.config.Secret;
 import dev.meshbridge.core.dubbo.DubboNaming;
 import dev.meshbridge.core.naming.HostTemplate;
+import dev.meshbridge.core.tls.TlsFiles;
 import java.net.URI;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -39,6 +40,7 @@ import java.util.function.Function;
  *     ({@code dubboApplicationHostTemplate})
  * @param dubboConsumerApplication the Dubbo consumer application the bridge stands for when it applies override rules
  *     ({@code dubboConsumerApplication}), or null for none
+ * @param tls TLS to Nacos ({@code tls}), or null for plaintext
  */
 public record NacosOptions(
         List<String> namespaceIds,
@@ -60,7 +62,79 @@ public record NacosOptions(
         HostTemplate hostTemplate,
         HostTemplate dubboInterfaceTemplate,
         HostTemplate dubboApplicationTemplate,
-        String dubboConsumerApplication) {
+        String dubboConsumerApplication,
+        Tls tls) {
+
+    /**
+     * TLS to Nacos: the CA that signs the servers' certificates and an optional client certificate (mTLS), for
+     * nacos-client's gRPC connection ({@code grpc}) and for the HTTP API the watcher calls itself ({@code http}).
+     *
+     * @param files {@code caFile} (required: nacos-client's gRPC TLS has no "JVM's CAs" mode), {@code certFile},
+     *     {@code keyFile}, {@code keyPassword}
+     * @param http the watcher's HTTP calls (login, namespace and service lists) go to {@code https://}
+     * @param grpc nacos-client's gRPC connection (HTTP port + 1000) uses TLS
+     * @param reloadInterval how often, at most, the HTTP calls check the files for a change (when a connection
+     *     opens); nacos-client reads them again for every gRPC connection it opens
+     */
+    public record Tls(TlsFiles files, boolean http, boolean grpc, Duration reloadInterval) {
+        public static final Duration DEFAULT_RELOAD = Duration.ofSeconds(10);
+
+        public Tls {
+            Objects.requireNonNull(files, "files");
+            Objects.requireNonNull(reloadInterval, "reloadInterval");
+        }
+
+        /** Both channels, the default reload interval. */
+        public static Tls of(TlsFiles files) {
+            return new Tls(files, true, true, DEFAULT_RELOAD);
+        }
+    }
+
+    /** The options without TLS (the shape before {@code tls} existed). */
+    public NacosOptions(
+            List<String> namespaceIds,
+            boolean allNamespaces,
+            String namespaceName,
+            List<String> groups,
+            boolean allGroups,
+            Duration refreshInterval,
+            List<String> allow,
+            List<String> deny,
+            Secret username,
+            Secret password,
+            Secret accessKey,
+            Secret secretKey,
+            String contextPath,
+            AddressServer addressServer,
+            Duration timeout,
+            boolean fuzzyWatch,
+            HostTemplate hostTemplate,
+            HostTemplate dubboInterfaceTemplate,
+            HostTemplate dubboApplicationTemplate,
+            String dubboConsumerApplication) {
+        this(
+                namespaceIds,
+                allNamespaces,
+                namespaceName,
+                groups,
+                allGroups,
+                refreshInterval,
+                allow,
+                deny,
+                username,
+                password,
+                accessKey,
+                secretKey,
+                contextPath,
+                addressServer,
+                timeout,
+                fuzzyWatch,
+                hostTemplate,
+                dubboInterfaceTemplate,
+                dubboApplicationTemplate,
+                dubboConsumerApplication,
+                null);
+    }
 
     /** Nacos's public namespace: its id on 2.x and 3.x servers. */
     public static final String PUBLIC_NAMESPACE = "public";
@@ -120,6 +194,7 @@ public record NacosOptions(
                 HostTemplate.parse(DEFAULT_HOST_TEMPLATE, HOST_VARIABLES),
                 DubboNaming.interfaceTemplate(null),
                 DubboNaming.applicationTemplate(null),
+                null,
                 null);
     }
 
@@ -224,6 +299,16 @@ public record NacosOptions(
             consumerApp = null;
         }
 
+        Tls tls = entry.child("tls").map(NacosOptions::parseTls).orElse(null);
+        if (tls != null && tls.http() && username != null) {
+            // nacos-client logs in by itself over http:// (its HTTP client's TLS is JVM-wide, never per client)
+            entry.problem(
+                    "tls",
+                    "with nacosUsername, nacos-client logs in over plain HTTP, which a Nacos HTTP port on HTTPS"
+                            + " refuses: use nacosAccessKey and nacosSecretKey, or set tls.http: false when only the"
+                            + " gRPC port is on TLS");
+        }
+
         return new NacosOptions(
                 namespaceIds,
                 allNamespaces,
@@ -244,7 +329,49 @@ public record NacosOptions(
                 hostTemplate,
                 dubboInterface,
                 dubboApplication,
-                consumerApp == null ? null : consumerApp.trim());
+                consumerApp == null ? null : consumerApp.trim(),
+                tls);
+    }
+
+    /**
+     * The {@code tls} mapping: {@code caFile} is required (nacos-client's gRPC TLS reads its trust anchors from a
+     * file, it has no "JVM's CAs" mode), and a key nacos-client must read is PKCS#8 (netty reads no other PEM key).
+     */
+    private static Tls parseTls(ConfigNode t) {
+        if (!t.isMapping()) {
+            t.problemHere("expected a mapping with caFile, certFile, keyFile, keyPassword, http, grpc, reloadInterval");
+            return null;
+        }
+        boolean http = t.bool("http", true);
+        boolean grpc = t.bool("grpc", true);
+        Duration reload = t.duration("reloadInterval", Tls.DEFAULT_RELOAD, ChronoUnit.MILLIS);
+        if (reload.isNegative()) {
+            t.problem("reloadInterval", "must not be negative");
+            reload = Tls.DEFAULT_RELOAD;
+        }
+        TlsFiles files = TlsFiles.parse(t);
+        if (files.caFile() == null) {
+            t.problem("caFile", "is required: the CA certificates (PEM) that sign the Nacos servers' certificates");
+        }
+        if (!http && !grpc) t.problemHere("http and grpc are both false: leave tls out for plaintext");
+        if (grpc && files.keyFile() != null && !pkcs8(files.keyFile())) {
+            t.problem(
+                    "keyFile",
+                    "nacos-client's gRPC TLS reads PKCS#8 keys only (BEGIN PRIVATE KEY or BEGIN ENCRYPTED PRIVATE"
+                            + " KEY); convert it with: openssl pkcs8 -topk8 -in key.pem -out key-pkcs8.pem");
+        }
+        return new Tls(files, http, grpc, reload);
+    }
+
+    /** Whether a readable PEM key file holds a PKCS#8 key; true when it cannot be read (reported elsewhere). */
+    static boolean pkcs8(java.nio.file.Path keyFile) {
+        String text;
+        try {
+            text = java.nio.file.Files.readString(keyFile, java.nio.charset.StandardCharsets.US_ASCII);
+        } catch (java.io.IOException | RuntimeException e) {
+            return true;
+        }
+        return text.contains("-----BEGIN PRIVATE KEY-----") || text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----");
     }
 
     /** Two secrets that go together: both or neither. */

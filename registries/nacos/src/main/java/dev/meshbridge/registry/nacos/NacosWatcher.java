@@ -109,6 +109,11 @@ public final class NacosWatcher implements RegistryWatcher {
     private final NacosServiceMapper mapper;
     private final ServiceFilter filter;
     private final NacosHttpApi http;
+    /** The TLS files ({@code tls}), or null; nacos-client reads them itself for its gRPC connections. */
+    private final dev.meshbridge.core.tls.ReloadingTls tlsFiles;
+    /** A TLS context for the handshake probe ({@link NacosTlsProbe}), or null without {@code tls}. */
+    private final javax.net.ssl.SSLContext probeTls;
+
     private final WatcherKit kit;
     private final ShardPublisher publisher;
     private final ExecutorService io;
@@ -167,8 +172,18 @@ public final class NacosWatcher implements RegistryWatcher {
         this.status = context.status();
         this.mapper = new NacosServiceMapper(config, options);
         this.filter = new ServiceFilter(options.allow(), options.deny());
+        this.tlsFiles = tlsFiles(registry, options);
         this.http = new NacosHttpApi(
-                config.addresses(), options.contextPath(), options.username(), options.password(), options.timeout());
+                config.addresses(),
+                options.contextPath(),
+                options.username(),
+                options.password(),
+                options.accessKey(),
+                options.secretKey(),
+                tlsFiles != null && options.tls().http() ? clientContext(registry, tlsFiles) : null,
+                options.timeout(),
+                java.time.Clock.systemUTC());
+        this.probeTls = tlsFiles != null ? clientContext(registry, tlsFiles) : null;
         this.kit = new WatcherKit(context, "meshbridge-nacos-" + registry + "-loop", DEFAULT_WARM_UP);
         this.publisher = kit.publisher();
         publisher.onFullRead(this::fullRead);
@@ -191,13 +206,19 @@ public final class NacosWatcher implements RegistryWatcher {
             throw new UncheckedIOException("cannot create the nacos-client cache directory", e);
         }
         log.info(
-                "registry={} type={} starting: servers={} namespaces={} groups={} refresh={}",
+                "registry={} type={} starting: servers={} namespaces={} groups={} refresh={} tls={} auth={}",
                 registry,
                 TYPE,
                 config.addresses(),
                 options.allNamespaces() ? "*" : options.namespaceIds(),
                 options.allGroups() ? "*" : options.groups(),
-                options.refreshInterval());
+                options.refreshInterval(),
+                tlsMode(options.tls()),
+                options.username() != null
+                        ? "user from " + options.username().describe()
+                        : options.accessKey() != null
+                                ? "access key from " + options.accessKey().describe()
+                                : "none");
         post(this::refresh);
     }
 
@@ -224,6 +245,7 @@ public final class NacosWatcher implements RegistryWatcher {
         configServices.clear();
         clients.clear();
         http.close();
+        if (tlsFiles != null) tlsFiles.close();
         deleteCacheDir();
         kit.close();
         log.info("registry={} type={} stopped", registry, TYPE);
@@ -254,9 +276,10 @@ public final class NacosWatcher implements RegistryWatcher {
                 } catch (Exception e) {
                     if (e instanceof InterruptedException)
                         Thread.currentThread().interrupt();
+                    Exception reported = withTlsDiagnosis(e);
                     post(() -> {
                         if (readAll) fullReadDue = true;
-                        onRoundFailed(e);
+                        onRoundFailed(reported);
                     });
                     return;
                 }
@@ -762,7 +785,102 @@ public final class NacosWatcher implements RegistryWatcher {
                 PropertyKeyConst.REDO_DELAY_TIME,
                 Long.toString(Math.min(3000, options.refreshInterval().toMillis())));
         p.setProperty(PropertyKeyConst.ENABLE_CLIENT_METRICS, "false");
+        grpcTls(p, options.tls());
         return p;
+    }
+
+    /**
+     * A failure to connect, with the reason when it is a TLS handshake: of nacos-client's gRPC connection (nacos-client
+     * itself only says "Client not connected") or of the HTTP API; on the I/O thread, once per failed round.
+     */
+    private Exception withTlsDiagnosis(Exception e) {
+        if (probeTls == null || NacosErrors.kind(e) != NacosErrors.Kind.UNREACHABLE) return e;
+        String said = NacosErrors.describe(e, options);
+        if (said.contains("TLS handshake failed")) return e;
+        NacosOptions.Tls tls = options.tls();
+        String failure = null;
+        if (tls.grpc() && notConnected(e)) {
+            failure = NacosTlsProbe.firstFailure(
+                    probeTls,
+                    config.addresses(),
+                    NacosTlsProbe.GRPC_PORT_OFFSET,
+                    "nacos-client cannot connect to Nacos's gRPC port",
+                    options.timeout());
+        } else if (tls.http() && e instanceof IOException) {
+            failure = NacosTlsProbe.firstFailure(
+                    probeTls, config.addresses(), 0, "cannot call Nacos's HTTP API at", options.timeout());
+        }
+        return failure == null ? e : new IOException(failure, e);
+    }
+
+    /** The TLS mode for the start log line: {@code none}, {@code grpc+http}, {@code grpc,client-cert}... */
+    static String tlsMode(NacosOptions.Tls tls) {
+        if (tls == null) return "none";
+        String channels = tls.grpc() && tls.http() ? "grpc+http" : tls.grpc() ? "grpc" : "http";
+        return channels + (tls.files().hasIdentity() ? ",client-cert" : "");
+    }
+
+    private static boolean notConnected(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof NacosException ne && ne.getErrCode() == NacosException.CLIENT_DISCONNECT) return true;
+        }
+        return false;
+    }
+
+    /**
+     * The TLS files of this registry, read again when they change (checked at most every {@code tls.reloadInterval}
+     * when a connection opens); null without {@code tls}.
+     */
+    private static dev.meshbridge.core.tls.ReloadingTls tlsFiles(String registry, NacosOptions options) {
+        NacosOptions.Tls tls = options.tls();
+        if (tls == null) return null;
+        try {
+            return new dev.meshbridge.core.tls.ReloadingTls(
+                            "registry " + registry, tls.files(), java.time.Clock.systemUTC())
+                    .load()
+                    .checkOnHandshake(tls.reloadInterval());
+        } catch (IOException | java.security.GeneralSecurityException e) {
+            throw new IllegalArgumentException(
+                    "registry " + registry + ": cannot use the TLS files: " + e.getMessage(), e);
+        }
+    }
+
+    /** A client TLS context over the reloading files: the watcher's HTTP calls, and the handshake probe. */
+    private static javax.net.ssl.SSLContext clientContext(String registry, dev.meshbridge.core.tls.ReloadingTls files) {
+        try {
+            return files.clientContext();
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalArgumentException(
+                    "registry " + registry + ": cannot make a TLS context: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * nacos-client's gRPC TLS ({@code RpcClientTlsConfigFactory}'s {@code nacos.remote.client.rpc.tls.*}): it builds
+     * a new TLS context from these files for every connection it opens, so a rotated certificate is used from the
+     * next connection on.
+     */
+    static void grpcTls(Properties p, NacosOptions.Tls tls) {
+        if (tls == null || !tls.grpc()) return;
+        dev.meshbridge.core.tls.TlsFiles f = tls.files();
+        p.setProperty("nacos.remote.client.rpc.tls.enable", "true");
+        p.setProperty("nacos.remote.client.rpc.tls.trustAll", "false");
+        // nacos-client's resource loader reads a bare absolute path from the class path; a file: URL from disk
+        p.setProperty("nacos.remote.client.rpc.tls.trustCollectionChainPath", resource(f.caFile()));
+        if (f.hasIdentity()) {
+            p.setProperty("nacos.remote.client.rpc.tls.mutualAuth", "true");
+            p.setProperty("nacos.remote.client.rpc.tls.certChainFile", resource(f.certFile()));
+            p.setProperty("nacos.remote.client.rpc.tls.certPrivateKey", resource(f.keyFile()));
+            if (f.keyPassword() != null) {
+                p.setProperty(
+                        "nacos.remote.client.rpc.tls.certPrivateKeyPassword",
+                        f.keyPassword().resolve());
+            }
+        }
+    }
+
+    private static String resource(Path file) {
+        return file.toAbsolutePath().toUri().toString();
     }
 
     private void shutDown(String namespace, NamingService client) {

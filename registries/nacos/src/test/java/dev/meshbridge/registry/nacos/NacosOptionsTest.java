@@ -182,6 +182,41 @@ class NacosOptionsTest {
     }
 
     @Test
+    void tls_readsTheFilesAndChannels_andRefusesALoginNacosClientWouldSendInPlaintext(@TempDir Path dir)
+            throws Exception {
+        Path ca = dir.resolve("ca.crt");
+        dev.meshbridge.core.testing.TestPki.ca("options-ca").writeCa(ca);
+        NacosOptions o = parse("""
+                        registries:
+                          - type: nacos
+                            name: tls
+                            addresses: ["n:8848"]
+                            nacosUsername: u
+                            nacosPassword: p
+                            tls: {caFile: %s, http: false, reloadInterval: 2s}
+                        """.formatted(ca)).options(NacosOptions.class);
+        assertThat(o.tls().files().caFile()).isEqualTo(ca);
+        assertThat(o.tls().grpc()).isTrue();
+        assertThat(o.tls().http()).isFalse();
+        assertThat(o.tls().reloadInterval()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(NacosOptions.defaults().tls()).isNull();
+
+        assertThatThrownBy(() -> parse("""
+                        registries:
+                          - type: nacos
+                            name: tls
+                            addresses: ["n:8848"]
+                            nacosUsername: u
+                            nacosPassword: p
+                            tls: {caFile: %s}
+                        """.formatted(ca)))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("tls")
+                .hasMessageContaining("nacosAccessKey")
+                .hasMessageContaining("tls.http: false");
+    }
+
+    @Test
     void addressServer_acceptsHostPortOrUrl() {
         assertThat(NacosOptions.parseAddressServer("addr:9090"))
                 .isEqualTo(new NacosOptions.AddressServer("addr", 9090, ""));

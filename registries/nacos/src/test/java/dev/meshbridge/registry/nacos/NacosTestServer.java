@@ -138,8 +138,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * answers the configs whose MD5 differs from the client's; a change is pushed to the listening connections as {@code
  * ConfigChangeNotifyRequest}, after which the client queries again.
  *
- * <p>Not modelled: clustering (Distro/Raft), server-side health checks of persistent instances, selectors, TLS,
- * config beta/tag/gray releases and fuzzy watch of configs.
+ * <p>TLS ({@link Builder#tls}): the gRPC port (netty, as Nacos's {@code nacos.remote.server.rpc.tls.*}) and the
+ * HTTP API both serve the given certificate and, with a client CA, require a client certificate. Access keys
+ * ({@link Builder#accessKey}): naming requests on gRPC and the HTTP lists must carry a signature that
+ * {@link NacosSignatureVerifier} accepts, else 403 with its reason (config requests are not checked).
+ *
+ * <p>Not modelled: clustering (Distro/Raft), server-side health checks of persistent instances, selectors, config
+ * beta/tag/gray releases and fuzzy watch of configs.
  */
 public final class NacosTestServer implements AutoCloseable {
 
@@ -257,6 +262,42 @@ public final class NacosTestServer implements AutoCloseable {
         this.readerNamespaces = Map.copyOf(b.readerNamespaces);
         this.contextPath = b.contextPath;
         this.port = b.port > 0 ? b.port : freePortPair();
+        this.tlsCert = b.tlsCert;
+        this.tlsKey = b.tlsKey;
+        this.tlsClientCa = b.tlsClientCa;
+        this.verifier =
+                b.accessKeys.isEmpty() ? null : new NacosSignatureVerifier(b.accessKeys, java.time.Clock.systemUTC());
+    }
+
+    private final java.nio.file.Path tlsCert;
+    private final java.nio.file.Path tlsKey;
+    private final java.nio.file.Path tlsClientCa;
+    private final NacosSignatureVerifier verifier;
+
+    private final Map<String, Set<java.math.BigInteger>> clientSerials = new ConcurrentHashMap<>();
+
+    /** The serial numbers of the client certificates presented on {@code grpc} or {@code http} connections. */
+    public Set<java.math.BigInteger> clientSerials(String channel) {
+        return Set.copyOf(clientSerials.getOrDefault(channel, Set.of()));
+    }
+
+    private void sawClient(String channel, javax.net.ssl.SSLSession session) {
+        if (session == null) return;
+        try {
+            java.security.cert.Certificate[] chain = session.getPeerCertificates();
+            if (chain.length > 0 && chain[0] instanceof java.security.cert.X509Certificate x) {
+                clientSerials
+                        .computeIfAbsent(channel, c -> ConcurrentHashMap.newKeySet())
+                        .add(x.getSerialNumber());
+            }
+        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+            // no client certificate
+        }
+    }
+
+    /** The access-key verifier (null without {@link Builder#accessKey}): what it accepted and refused, by channel. */
+    public NacosSignatureVerifier signatures() {
+        return verifier;
     }
 
     public static Builder builder() {
@@ -274,6 +315,27 @@ public final class NacosTestServer implements AutoCloseable {
         private final Map<String, Set<String>> readerNamespaces = new HashMap<>();
         private String contextPath = "/nacos";
         private int port;
+        private java.nio.file.Path tlsCert;
+        private java.nio.file.Path tlsKey;
+        private java.nio.file.Path tlsClientCa;
+        private final Map<String, String> accessKeys = new HashMap<>();
+
+        /**
+         * Serves the gRPC port and the HTTP API over TLS with this certificate chain and PKCS#8 key; with a
+         * {@code clientCa}, both require a client certificate signed by it (Nacos's {@code mutualAuth}).
+         */
+        public Builder tls(java.nio.file.Path certFile, java.nio.file.Path keyFile, java.nio.file.Path clientCa) {
+            this.tlsCert = certFile;
+            this.tlsKey = keyFile;
+            this.tlsClientCa = clientCa;
+            return this;
+        }
+
+        /** Requires an access-key signature ({@link NacosSignatureVerifier}) on naming requests and HTTP lists. */
+        public Builder accessKey(String accessKey, String secretKey) {
+            accessKeys.put(accessKey, secretKey);
+            return this;
+        }
 
         public Builder version(Version v) {
             this.version = v;
@@ -455,6 +517,7 @@ public final class NacosTestServer implements AutoCloseable {
         ServerTransportFilter filter = new ServerTransportFilter() {
             @Override
             public Attributes transportReady(Attributes attrs) {
+                sawClient("grpc", attrs.get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
                 InetSocketAddress remote = (InetSocketAddress) attrs.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
                 String id = System.currentTimeMillis() + "_"
                         + remote.getAddress().getHostAddress() + "_" + remote.getPort();
@@ -482,13 +545,30 @@ public final class NacosTestServer implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
-            Server g = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port + 1000))
-                    .addService(ServerInterceptors.intercept(new RequestService(), interceptor))
+            NettyServerBuilder nb = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port + 1000));
+            if (tlsCert != null) nb.sslContext(grpcTls());
+            Server g = nb.addService(ServerInterceptors.intercept(new RequestService(), interceptor))
                     .addService(ServerInterceptors.intercept(new BiStreamService(), interceptor))
                     .addTransportFilter(filter)
                     .build()
                     .start();
-            HttpServer h = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+            HttpServer h;
+            if (tlsCert != null) {
+                com.sun.net.httpserver.HttpsServer hs =
+                        com.sun.net.httpserver.HttpsServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+                javax.net.ssl.SSLContext ctx = httpTls();
+                hs.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(ctx) {
+                    @Override
+                    public void configure(com.sun.net.httpserver.HttpsParameters params) {
+                        javax.net.ssl.SSLParameters p = ctx.getDefaultSSLParameters();
+                        p.setNeedClientAuth(tlsClientCa != null);
+                        params.setSSLParameters(p);
+                    }
+                });
+                h = hs;
+            } else {
+                h = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+            }
             h.createContext("/", this::http);
             h.setExecutor(Executors.newCachedThreadPool(r -> {
                 Thread t = new Thread(r, "nacos-test-http-" + port);
@@ -505,6 +585,34 @@ public final class NacosTestServer implements AutoCloseable {
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the Nacos test server on " + port, e);
+        }
+    }
+
+    private com.alibaba.nacos.shaded.io.grpc.netty.shaded.io.netty.handler.ssl.SslContext grpcTls() throws IOException {
+        var b = com.alibaba.nacos.shaded.io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forServer(
+                tlsCert.toFile(), tlsKey.toFile());
+        if (tlsClientCa != null) {
+            b.trustManager(tlsClientCa.toFile())
+                    .clientAuth(com.alibaba.nacos.shaded.io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth.REQUIRE);
+        }
+        return b.build();
+    }
+
+    private javax.net.ssl.SSLContext httpTls() throws IOException {
+        try {
+            var files = new dev.meshbridge.core.tls.ReloadingTls(
+                            "nacos test server",
+                            new dev.meshbridge.core.tls.TlsFiles(tlsCert, tlsKey, null, tlsClientCa),
+                            java.time.Clock.systemUTC())
+                    .load();
+            javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+            ctx.init(
+                    new javax.net.ssl.KeyManager[] {files.keyManager()},
+                    tlsClientCa == null ? null : new javax.net.ssl.TrustManager[] {files.trustManager(null)},
+                    null);
+            return ctx;
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException("cannot use the test server's TLS files", e);
         }
     }
 
@@ -593,6 +701,12 @@ public final class NacosTestServer implements AutoCloseable {
         String authProblem = authProblem(request.getHeader("accessToken"));
         if (authProblem == null)
             authProblem = permissionProblem(request.getHeader("accessToken"), namespaceOf(request));
+        if (authProblem == null && verifier != null && request instanceof AbstractNamingRequest r) {
+            String service = r.getServiceName() == null || r.getServiceName().isBlank()
+                    ? null
+                    : id(r).group() + "@@" + r.getServiceName();
+            authProblem = verifier.problem("grpc", request::getHeader, service);
+        }
         if (authProblem != null) {
             Response denied = emptyResponseFor(request);
             denied.setErrorInfo(NacosException.NO_RIGHT, authProblem);
@@ -1097,6 +1211,7 @@ public final class NacosTestServer implements AutoCloseable {
 
     private void http(HttpExchange ex) throws IOException {
         try (ex) {
+            if (ex instanceof com.sun.net.httpserver.HttpsExchange https) sawClient("http", https.getSSLSession());
             String path = ex.getRequestURI().getPath();
             if (!path.startsWith(contextPath + "/")) {
                 reply(ex, 404, "{\"status\":404,\"error\":\"Not Found\"}");
@@ -1142,6 +1257,9 @@ public final class NacosTestServer implements AutoCloseable {
             String token =
                     params.getOrDefault("accessToken", ex.getRequestHeaders().getFirst("accessToken"));
             String denied = authProblem(token);
+            if (denied == null && verifier != null && !api.endsWith("/liveness")) {
+                denied = verifier.problem("http", params::get, null);
+            }
             boolean v3 = version.isV3();
             switch (v3 ? api : "v2:" + api) {
                 case "/v3/admin/core/state/liveness" ->

@@ -72,6 +72,20 @@ final class NacosTestSupport {
             String address, String namespace, String username, String password, Duration redoDelay)
             throws NacosException {
         Properties p = new Properties();
+        if (redoDelay != null) p.setProperty(PropertyKeyConst.REDO_DELAY_TIME, Long.toString(redoDelay.toMillis()));
+        if (username != null) {
+            p.setProperty(PropertyKeyConst.USERNAME, username);
+            p.setProperty(PropertyKeyConst.PASSWORD, password);
+        }
+        return registrant(address, namespace, p);
+    }
+
+    /**
+     * A registrant whose nacos-client is configured with these properties on top of the usual ones, as an
+     * application writes them ({@code nacos.remote.client.rpc.tls.*}, {@code accessKey}/{@code secretKey}).
+     */
+    static NamingService registrant(String address, String namespace, Properties extra) throws NacosException {
+        Properties p = new Properties();
         p.setProperty(PropertyKeyConst.SERVER_ADDR, address);
         p.setProperty(PropertyKeyConst.NAMESPACE, namespace);
         p.setProperty(PropertyKeyConst.NAMING_LOAD_CACHE_AT_START, "false");
@@ -79,11 +93,7 @@ final class NacosTestSupport {
                 "JM.SNAPSHOT.PATH",
                 Path.of("target", "nacos-registrants").toAbsolutePath().toString());
         p.setProperty(PropertyKeyConst.ENABLE_CLIENT_METRICS, "false");
-        if (redoDelay != null) p.setProperty(PropertyKeyConst.REDO_DELAY_TIME, Long.toString(redoDelay.toMillis()));
-        if (username != null) {
-            p.setProperty(PropertyKeyConst.USERNAME, username);
-            p.setProperty(PropertyKeyConst.PASSWORD, password);
-        }
+        p.putAll(extra);
         return NamingFactory.createNamingService(p);
     }
 
