@@ -61,7 +61,30 @@ public final class McpResource {
     /** Makes a resource and computes its version from its content. */
     public static McpResource of(
             McpKind kind, String namespace, String name, Map<String, String> labels, Message body, String host) {
-        Any any = pack(body);
+        return of(kind, namespace, name, labels, pack(body), host);
+    }
+
+    /**
+     * Makes a resource of a message already serialized deterministically (the bytes {@link #pack} would make) and
+     * computes its version from its content.
+     */
+    static McpResource of(
+            McpKind kind,
+            String namespace,
+            String name,
+            Map<String, String> labels,
+            String messageType,
+            ByteString bytes,
+            String host) {
+        Any any = Any.newBuilder()
+                .setTypeUrl("type.googleapis.com/" + messageType)
+                .setValue(bytes)
+                .build();
+        return of(kind, namespace, name, labels, any, host);
+    }
+
+    private static McpResource of(
+            McpKind kind, String namespace, String name, Map<String, String> labels, Any any, String host) {
         SortedMap<String, String> sorted = new TreeMap<>(labels);
         Hash64 h = new Hash64().putString(kind.kind()).putString(namespace).putString(name);
         h.putInt(sorted.size());
@@ -152,15 +175,10 @@ public final class McpResource {
     }
 
     private static void putBytes(Hash64 h, ByteString bytes) {
-        int n = bytes.size();
-        h.putInt(n);
-        int i = 0;
-        for (; i + 4 <= n; i += 4) {
-            h.putInt((bytes.byteAt(i) & 0xff)
-                    | (bytes.byteAt(i + 1) & 0xff) << 8
-                    | (bytes.byteAt(i + 2) & 0xff) << 16
-                    | (bytes.byteAt(i + 3) & 0xff) << 24);
-        }
-        for (; i < n; i++) h.putInt(bytes.byteAt(i));
+        // four bytes at a time, little-endian, then the rest one by one (signed): the versions every release made
+        java.nio.ByteBuffer in = bytes.asReadOnlyByteBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        h.putInt(in.remaining());
+        while (in.remaining() >= 4) h.putInt(in.getInt());
+        while (in.hasRemaining()) h.putInt(in.get());
     }
 }

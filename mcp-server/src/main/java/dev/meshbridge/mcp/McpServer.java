@@ -1,6 +1,7 @@
 package dev.meshbridge.mcp;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Timestamp;
 import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.ads.AdsEngine;
@@ -85,6 +86,9 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     // --- owned by the serving thread ---
     private final Map<String, Applied> translations = new HashMap<>();
+    /** Per host, what its next translation may reuse (see {@link ServiceEntryTranslator.Reuse}). */
+    private final Map<String, ServiceEntryTranslator.Reuse> reusable = new HashMap<>();
+
     private final Set<String> conflicted = new HashSet<>();
     private MeshSnapshot applied;
     private RouteTranslation routes;
@@ -199,6 +203,17 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     }
 
     /**
+     * The sequence of the last snapshot applied; -1 before the first. Reading it costs the serving thread nothing
+     * (unlike {@link #idle()}, which queues work on it), so a benchmark can wait on it without adding to what it
+     * measures.
+     */
+    public long servedSequence() {
+        return servedSequence;
+    }
+
+    private volatile long servedSequence = -1;
+
+    /**
      * CPU time and bytes allocated so far by the server's thread (benchmarks read it before and after some work):
      * {@code [cpuNanos, allocatedBytes]}, -1 where the JVM cannot tell.
      */
@@ -301,6 +316,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         }
         applyRoutes(snapshot, examined, changed);
         applied = snapshot;
+        servedSequence = snapshot.sequence();
         engine.publishCounts();
         metrics.skippedServices.set(refusedCount);
         metrics.droppedEndpoints.set(noteCount);
@@ -423,14 +439,18 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         if (service == null) {
             if (old == null) return false;
             translations.remove(host);
+            reusable.remove(host);
             conflicted.remove(host);
             account(old, -1);
             return replace(old, null, changed);
         }
         if (!force && old != null && old.serviceVersion().equals(service.version())) return false;
         ServiceTranslation next;
+        ServiceEntryTranslator.Reuse reuse = null;
         try {
-            next = claimNames(translator.translate(service));
+            ServiceEntryTranslator.Translated t = translator.translate(service, reusable.remove(host));
+            next = claimNames(t.translation());
+            if (next.served()) reuse = t.reuse();
         } catch (RuntimeException e) {
             // a bug must cost this one service, never the others
             log.error("service host={}: translation failed", host, e);
@@ -447,7 +467,18 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         if (old != null) account(old, -1);
         account(entry, 1);
         report(old, entry);
-        return replace(old, next, changed);
+        boolean freed = replace(old, next, changed);
+        if (reuse != null) {
+            // keep the served copy of the ServiceEntry's bytes, not a second one: the served resource ends with them
+            Served s = served(McpKind.SERVICE_ENTRY, next.resources().get(0).fullName());
+            if (s != null) {
+                ByteString wire = s.any().getValue();
+                int size = reuse.bytes().size();
+                if (wire.size() >= size) reuse = reuse.withBytes(wire.substring(wire.size() - size));
+                reusable.put(host, reuse);
+            }
+        }
+        return freed;
     }
 
     /** Refuses a translation whose resource names another host's resources already use. */

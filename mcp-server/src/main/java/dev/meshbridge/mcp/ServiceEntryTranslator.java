@@ -1,5 +1,8 @@
 package dev.meshbridge.mcp;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Locality;
 import dev.meshbridge.core.model.MeshService;
@@ -68,24 +71,63 @@ public final class ServiceEntryTranslator {
     }
 
     public ServiceTranslation translate(MeshService service) {
+        return translate(service, null).translation();
+    }
+
+    /**
+     * What the last translation of a service in {@link EndpointMode#INLINE} mode keeps for the next one: the
+     * ServiceEntry's bytes and where each endpoint's WorkloadEntry sits in them. A change of one instance then builds,
+     * checks and serializes that instance only; the others' bytes are copied. Holds no copy of its own: the bytes are
+     * the served resource's (see {@link #withBytes}), the endpoints the catalog's.
+     *
+     * @param ports the service's ports the WorkloadEntries were made for
+     * @param endpoints the endpoints whose WorkloadEntry is reusable (made without a note), in catalog order
+     * @param spans where each one's WorkloadEntry starts in {@code bytes} and its length, two ints per endpoint
+     * @param bytes the ServiceEntry's serialized bytes
+     */
+    record Reuse(
+            List<dev.meshbridge.core.model.ServicePort> ports,
+            List<Endpoint> endpoints,
+            int[] spans,
+            ByteString bytes) {
+
+        /** The same over an equal copy of the bytes (the served one, so that only one copy is kept); else this. */
+        Reuse withBytes(ByteString same) {
+            return same.equals(bytes) ? new Reuse(ports, endpoints, spans, same) : this;
+        }
+    }
+
+    /** A translation and what the next translation of the same service may reuse (null for none). */
+    record Translated(ServiceTranslation translation, Reuse reuse) {}
+
+    /**
+     * Translates as {@link #translate(MeshService)} does, reusing from {@code previous} (what the service's last
+     * translation kept, or null) the WorkloadEntries of endpoints that did not change. The result is the same, byte for
+     * byte.
+     */
+    Translated translate(MeshService service, Reuse previous) {
+        if (options.endpointMode() == EndpointMode.INLINE) {
+            Translated fast = translateInline(service, previous);
+            if (fast != null) return fast;
+        }
+        return new Translated(translateFully(service), null);
+    }
+
+    /**
+     * The translation made from scratch, every endpoint built and checked (what {@link #translate(MeshService, Reuse)}
+     * must equal).
+     */
+    ServiceTranslation translateFully(MeshService service) {
         ServiceKey origin = service.origin();
         List<String> notes = new ArrayList<>();
         String name;
         try {
-            name = options.resourceName()
-                    .render(Map.of(
-                            "host", service.host(),
-                            "registry", origin.registry(),
-                            "registryType", origin.registryType()));
+            name = resourceName(service);
         } catch (IllegalArgumentException e) {
             return refused(service, List.of("no valid resource name: " + e.getMessage()), notes);
         }
 
-        TreeMap<String, String> metadataLabels = new TreeMap<>(service.labels());
-        metadataLabels.put(LABEL_MANAGED_BY, MANAGED_BY);
-        metadataLabels.put(LABEL_REGISTRY, origin.registry());
-        metadataLabels.put(LABEL_REGISTRY_TYPE, origin.registryType());
-        if (!options.revision().isEmpty()) metadataLabels.put(LABEL_REVISION, options.revision());
+        TreeMap<String, String> metadataLabels = metadataLabels(service);
         metadataLabels.entrySet().removeIf(l -> {
             boolean invalid = !Labels.isValidKey(l.getKey()) || !Labels.isValidValue(l.getValue());
             if (invalid)
@@ -152,6 +194,168 @@ public final class ServiceEntryTranslator {
         if (!problems.isEmpty()) return refused(service, problems, notes);
         return new ServiceTranslation(
                 service.host(), service.version(), origin.registry(), resources, List.of(), notes);
+    }
+
+    /** The ServiceEntry's name, from the {@code resourceName} template; throws when it makes no valid name. */
+    private String resourceName(MeshService service) {
+        ServiceKey origin = service.origin();
+        return options.resourceName()
+                .render(Map.of(
+                        "host", service.host(),
+                        "registry", origin.registry(),
+                        "registryType", origin.registryType()));
+    }
+
+    /** The labels on every resource of a service, before invalid ones are left out. */
+    private TreeMap<String, String> metadataLabels(MeshService service) {
+        ServiceKey origin = service.origin();
+        TreeMap<String, String> labels = new TreeMap<>(service.labels());
+        labels.put(LABEL_MANAGED_BY, MANAGED_BY);
+        labels.put(LABEL_REGISTRY, origin.registry());
+        labels.put(LABEL_REGISTRY_TYPE, origin.registryType());
+        if (!options.revision().isEmpty()) labels.put(LABEL_REVISION, options.revision());
+        return labels;
+    }
+
+    private static final int ENDPOINTS_TAG = (ServiceEntry.ENDPOINTS_FIELD_NUMBER << 3) | 2;
+
+    /**
+     * {@link EndpointMode#INLINE}: the ServiceEntry's bytes written as deterministic serialization writes them (fields
+     * 1 to 5, the endpoints (6), export_to (7)), each unchanged endpoint's WorkloadEntry copied from {@code previous}.
+     * Returns null when anything is refused or noted at the service level, so that {@link #translateFully} says it
+     * exactly as before.
+     */
+    private Translated translateInline(MeshService service, Reuse previous) {
+        ServiceKey origin = service.origin();
+        String name;
+        try {
+            name = resourceName(service);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+        TreeMap<String, String> metadataLabels = metadataLabels(service);
+        for (Map.Entry<String, String> l : metadataLabels.entrySet()) {
+            if (!Labels.isValidKey(l.getKey()) || !Labels.isValidValue(l.getValue())) return null;
+        }
+        ServiceEntry.Builder head = ServiceEntry.newBuilder()
+                .addHosts(service.host())
+                .setLocation(ServiceEntry.Location.MESH_INTERNAL)
+                .setResolution(ServiceEntry.Resolution.STATIC);
+        Set<String> portNames = new LinkedHashSet<>();
+        for (dev.meshbridge.core.model.ServicePort p : service.ports()) {
+            head.addPorts(ServicePort.newBuilder()
+                    .setNumber(p.number())
+                    .setProtocol(IstioProtocols.of(p.protocol()))
+                    .setName(p.name()));
+            portNames.add(p.name());
+        }
+        ServiceEntry headMessage = head.build();
+        ServiceEntry tailMessage =
+                ServiceEntry.newBuilder().addAllExportTo(options.exportTo()).build();
+        // the service-level rules, on the ServiceEntry without its endpoints (checked one by one below)
+        if (!IstioValidation.serviceEntry(headMessage.toBuilder()
+                        .addAllExportTo(options.exportTo())
+                        .build())
+                .isEmpty()) return null;
+        boolean reusable = previous != null && previous.ports().equals(service.ports());
+
+        List<String> notes = new ArrayList<>();
+        int n = service.endpoints().size();
+        Endpoint[] kept = new Endpoint[n];
+        // per endpoint kept: reused (offset in previous bytes, length) or newly made (bytes)
+        int[] fromOffset = new int[n];
+        int[] length = new int[n];
+        ByteString[] made = new ByteString[n];
+        boolean[] cacheable = new boolean[n];
+        int count = 0;
+        int p = 0; // walks previous.endpoints(), sorted as the catalog sorts endpoints
+        for (Endpoint e : service.endpoints()) {
+            if (!e.routable() || !e.health().healthy()) continue;
+            int found = -1;
+            if (reusable) {
+                // both lists are in the catalog's order, which sorts by address first: compare addresses (the full
+                // order formats ports and labels), then look for an equal endpoint among those of the same address
+                List<Endpoint> old = previous.endpoints();
+                while (p < old.size() && old.get(p).address().compareTo(e.address()) < 0) p++;
+                for (int q = p; q < old.size() && old.get(q).address().equals(e.address()); q++) {
+                    if (old.get(q).equals(e)) {
+                        found = q;
+                        p = q + 1;
+                        break;
+                    }
+                }
+            }
+            if (found >= 0) {
+                fromOffset[count] = previous.spans()[2 * found];
+                length[count] = previous.spans()[2 * found + 1];
+                cacheable[count] = true;
+            } else {
+                int notesBefore = notes.size();
+                WorkloadEntry we = workload(e, portNames, null, notes);
+                if (we == null) continue;
+                if (!IstioValidation.workloadEntry(we, portNames).isEmpty()) return null;
+                made[count] = McpResource.deterministicBytes(we);
+                length[count] = made[count].size();
+                cacheable[count] = notes.size() == notesBefore;
+            }
+            kept[count++] = e;
+        }
+
+        ByteString headBytes = McpResource.deterministicBytes(headMessage);
+        ByteString tailBytes = McpResource.deterministicBytes(tailMessage);
+        int size = headBytes.size() + tailBytes.size();
+        for (int i = 0; i < count; i++) {
+            size += CodedOutputStream.computeTagSize(ServiceEntry.ENDPOINTS_FIELD_NUMBER)
+                    + CodedOutputStream.computeUInt32SizeNoTag(length[i])
+                    + length[i];
+        }
+        byte[] out = new byte[size];
+        headBytes.copyTo(out, 0);
+        int at = headBytes.size();
+        List<Endpoint> nextEndpoints = new ArrayList<>(count);
+        int[] spans = new int[2 * count];
+        int cached = 0;
+        for (int i = 0; i < count; i++) {
+            at = writeVarint(out, at, ENDPOINTS_TAG);
+            at = writeVarint(out, at, length[i]);
+            if (made[i] != null) made[i].copyTo(out, at);
+            else previous.bytes().copyTo(out, fromOffset[i], at, length[i]);
+            if (cacheable[i]) {
+                nextEndpoints.add(kept[i]);
+                spans[2 * cached] = at;
+                spans[2 * cached++ + 1] = length[i];
+            }
+            at += length[i];
+        }
+        tailBytes.copyTo(out, at);
+        ByteString bytes = UnsafeByteOperations.unsafeWrap(out); // the array is never touched again
+        List<McpResource> resources = List.of(McpResource.of(
+                McpKind.SERVICE_ENTRY,
+                options.namespace(),
+                name,
+                metadataLabels,
+                ServiceEntry.getDescriptor().getFullName(),
+                bytes,
+                service.host()));
+        Reuse next = new Reuse(
+                service.ports(),
+                // the catalog's own list when every endpoint is kept (the usual case): nothing copied
+                cached == service.endpoints().size() ? service.endpoints() : List.copyOf(nextEndpoints),
+                cached == count ? spans : java.util.Arrays.copyOf(spans, 2 * cached),
+                bytes);
+        return new Translated(
+                new ServiceTranslation(
+                        service.host(), service.version(), origin.registry(), resources, List.of(), notes),
+                next);
+    }
+
+    private static int writeVarint(byte[] out, int at, int value) {
+        while ((value & ~0x7f) != 0) {
+            out[at++] = (byte) ((value & 0x7f) | 0x80);
+            value >>>= 7;
+        }
+        out[at++] = (byte) value;
+        return at;
     }
 
     private static ServiceTranslation refused(MeshService service, List<String> problems, List<String> notes) {

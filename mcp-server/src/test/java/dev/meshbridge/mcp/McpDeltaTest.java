@@ -66,11 +66,11 @@ class McpDeltaTest {
     }
 
     /** A raw Delta stream: what it receives is queued; ACKs are sent by the test. */
-    private final class DeltaClient {
+    static final class DeltaClient {
         final BlockingQueue<DeltaDiscoveryResponse> received = new LinkedBlockingQueue<>();
         final StreamObserver<DeltaDiscoveryRequest> requests;
 
-        DeltaClient() {
+        DeltaClient(ManagedChannel channel) {
             requests = AggregatedDiscoveryServiceGrpc.newStub(channel).deltaAggregatedResources(new StreamObserver<>() {
                 @Override
                 public void onNext(DeltaDiscoveryResponse r) {
@@ -102,7 +102,7 @@ class McpDeltaTest {
 
     @Test
     void wildcard_firstResponseHasEverything_thenOnlyWhatChanged() throws Exception {
-        DeltaClient client = new DeltaClient();
+        DeltaClient client = new DeltaClient(channel);
         client.requests.onNext(DeltaDiscoveryRequest.newBuilder().setTypeUrl(SE).build());
 
         DeltaDiscoveryResponse first = client.ack(client.next());
@@ -139,7 +139,7 @@ class McpDeltaTest {
 
     @Test
     void reconnect_withKnownVersions_getsOnlyWhatDiffers() throws Exception {
-        DeltaClient first = new DeltaClient();
+        DeltaClient first = new DeltaClient(channel);
         first.requests.onNext(DeltaDiscoveryRequest.newBuilder().setTypeUrl(SE).build());
         DeltaDiscoveryResponse all = first.ack(first.next());
         Map<String, String> known = new java.util.TreeMap<>();
@@ -147,7 +147,7 @@ class McpDeltaTest {
         known.put(NS + "/gone.dubbo", "0123456789abcdef");
         known.put(NS + "/" + GREETER_HOST, "stale");
 
-        DeltaClient second = new DeltaClient();
+        DeltaClient second = new DeltaClient(channel);
         second.requests.onNext(DeltaDiscoveryRequest.newBuilder()
                 .setTypeUrl(SE)
                 .putAllInitialResourceVersions(known)
@@ -162,7 +162,7 @@ class McpDeltaTest {
 
     @Test
     void namedSubscription_getsOnlyThoseResources_andUnknownTypesAnEmptyAnswer() throws Exception {
-        DeltaClient client = new DeltaClient();
+        DeltaClient client = new DeltaClient(channel);
         client.requests.onNext(DeltaDiscoveryRequest.newBuilder()
                 .setTypeUrl(SE)
                 .addResourceNamesSubscribe(NS + "/" + ORDERS_HOST)

@@ -157,41 +157,46 @@ final class ConformanceRules {
         // grpc-java extractResourceName, grpc-go, grpc-js: a load assignment is known by its cluster_name
         if (cla.getClusterName().isEmpty()) out.add("load assignment has no cluster_name");
         Map<Integer, Long> weightByPriority = new TreeMap<>();
-        Map<Integer, Set<String>> localitiesByPriority = new HashMap<>();
-        Set<String> addresses = new HashSet<>();
+        Map<Integer, Set<Object>> localitiesByPriority = new HashMap<>();
+        Set<AddressPort> addresses = new HashSet<>();
         for (int i = 0; i < cla.getEndpointsCount(); i++) {
             LocalityLbEndpoints l = cla.getEndpoints(i);
-            String where = at + " endpoints[" + i + "]";
+            // the messages are made only for a problem: a change checks every endpoint of the changed service
+            final int index = i;
+            java.util.function.Supplier<String> where = () -> at + " endpoints[" + index + "]";
             // A27; grpc-go "EDS response contains a locality without ID", grpc-js "endpoints[i].locality unset",
             // C-core ".locality field not present": every LocalityLbEndpoints names its locality (empty strings
             // where there is none)
-            if (!l.hasLocality()) out.add(where + ": has no locality");
+            if (!l.hasLocality()) out.add(where.get() + ": has no locality");
             var loc = l.getLocality();
-            String locality = loc.getRegion() + "/" + loc.getZone() + "/" + loc.getSubZone();
+            java.util.function.Supplier<String> locality =
+                    () -> loc.getRegion() + "/" + loc.getZone() + "/" + loc.getSubZone();
             // A27; grpc-java, grpc-go, grpc-js, C-core skip a locality whose weight is unset or 0 without a word:
             // its endpoints would be lost
             long weight = Integer.toUnsignedLong(l.getLoadBalancingWeight().getValue());
             if (!l.hasLoadBalancingWeight() || weight == 0)
-                out.add(where + ": locality " + locality + " has no weight");
+                out.add(where.get() + ": locality " + locality.get() + " has no weight");
             // grpc-java "ClusterLoadAssignment has duplicate locality", grpc-go "duplicate locality", grpc-js "is a
             // duplicate of another locality", C-core "duplicate locality": a locality appears once per priority
             if (!localitiesByPriority
                     .computeIfAbsent(l.getPriority(), p -> new HashSet<>())
-                    .add(loc.getRegion() + '\n' + loc.getZone() + '\n' + loc.getSubZone()))
-                out.add(where + ": locality " + locality + " appears twice in priority " + l.getPriority());
+                    .add(loc))
+                out.add(where.get() + ": locality " + locality.get() + " appears twice in priority " + l.getPriority());
             weightByPriority.merge(l.getPriority(), weight, Long::sum);
             long sum = 0;
             for (int k = 0; k < l.getLbEndpointsCount(); k++) {
                 LbEndpoint e = l.getLbEndpoints(k);
-                sum += endpoint(e, where + ".lb_endpoints[" + k + "]", addresses, out);
+                final int endpointIndex = k;
+                sum += endpoint(e, () -> where.get() + ".lb_endpoints[" + endpointIndex + "]", addresses, out);
             }
             // Envoy (32-bit weight sums), A27: a locality's weight is a uint32
             if (sum > MAX_UINT32)
-                out.add(where + ": weight sum " + sum + " of locality " + locality + " is above " + MAX_UINT32);
+                out.add(where.get() + ": weight sum " + sum + " of locality " + locality.get() + " is above "
+                        + MAX_UINT32);
             // bridge: a locality weighs the sum of its endpoints' weights, so picking a locality by weight and then
             // an endpoint in it (gRPC) splits traffic as the endpoints' weights do (Envoy)
             else if (sum != weight)
-                out.add(where + ": locality weight " + weight + " is not its endpoints' sum " + sum);
+                out.add(where.get() + ": locality weight " + weight + " is not its endpoints' sum " + sum);
         }
         for (Map.Entry<Integer, Long> p : weightByPriority.entrySet()) {
             // A27; grpc-go "sum of weights of localities at the same priority exceeded maximal value", grpc-js
@@ -212,34 +217,38 @@ final class ConformanceRules {
     }
 
     /** Checks one endpoint; returns its weight (0 when it has none, which is reported). */
-    private static long endpoint(LbEndpoint e, String where, Set<String> addresses, List<String> out) {
+    /** An address and port, for the duplicate check. */
+    private record AddressPort(String address, int port) {}
+
+    private static long endpoint(
+            LbEndpoint e, java.util.function.Supplier<String> at, Set<AddressPort> addresses, List<String> out) {
         // grpc-java "LbEndpoint with no endpoint/address", grpc-js "socket_address not set", C-core ".endpoint field
         // not present": an endpoint has a socket address
         if (!e.hasEndpoint() || !e.getEndpoint().getAddress().hasSocketAddress()) {
-            out.add(where + ": has no socket address");
+            out.add(at.get() + ": has no socket address");
         } else {
             SocketAddress sa = e.getEndpoint().getAddress().getSocketAddress();
             // grpc-js "Unsupported port_specifier", C-core: a port number, not a named port
             if (sa.getPortSpecifierCase() != SocketAddress.PortSpecifierCase.PORT_VALUE)
-                out.add(where + ": has no port_value");
+                out.add(at.get() + ": has no port_value");
             // Envoy (PGV lte 65535) and every client: a port that can be dialled
             if (sa.getPortValue() < 1 || sa.getPortValue() > 65535)
-                out.add(where + ": port " + sa.getPortValue() + " is out of range");
+                out.add(at.get() + ": port " + sa.getPortValue() + " is out of range");
             // grpc-java "Address is not an IP", grpc-js "address is not a valid IPv4 or IPv6 address", C-core
             // ParseXdsAddress; Envoy's EDS resolves no names
             if (!IpAddresses.isBare(sa.getAddress()))
-                out.add(where + ": address '" + sa.getAddress() + "' is not an IP address");
+                out.add(at.get() + ": address '" + sa.getAddress() + "' is not an IP address");
             // C-core: no custom resolver
-            if (!sa.getResolverName().isEmpty()) out.add(where + ": names a resolver");
+            if (!sa.getResolverName().isEmpty()) out.add(at.get() + ": names a resolver");
             // grpc-go "duplicate endpoint with the same address", grpc-js "duplicate of another address", C-core
             // "duplicate endpoint address": an address and port appear once in a whole load assignment
-            if (!addresses.add(sa.getAddress() + "|" + sa.getPortValue()))
-                out.add(where + ": " + sa.getAddress() + ":" + sa.getPortValue() + " appears twice");
+            if (!addresses.add(new AddressPort(sa.getAddress(), sa.getPortValue())))
+                out.add(at.get() + ": " + sa.getAddress() + ":" + sa.getPortValue() + " appears twice");
         }
         // grpc-go "EDS response contains an endpoint with zero weight", C-core "must be greater than 0"; the bridge
         // always sets the weight (an unset one means 1 to gRPC and to Envoy)
         long w = Integer.toUnsignedLong(e.getLoadBalancingWeight().getValue());
-        if (!e.hasLoadBalancingWeight() || w == 0) out.add(where + ": has no weight of at least 1");
+        if (!e.hasLoadBalancingWeight() || w == 0) out.add(at.get() + ": has no weight of at least 1");
         return w;
     }
 
@@ -252,17 +261,22 @@ final class ConformanceRules {
         String at = "load assignment " + cla.getClusterName();
         for (int i = 0; i < cla.getEndpointsCount(); i++) {
             LocalityLbEndpoints l = cla.getEndpoints(i);
-            Set<Integer> weights = new HashSet<>();
+            boolean mixed = false;
             for (LbEndpoint e : l.getLbEndpointsList()) {
-                weights.add(e.getLoadBalancingWeight().getValue());
+                mixed |= e.getLoadBalancingWeight().getValue()
+                        != l.getLbEndpoints(0).getLoadBalancingWeight().getValue();
                 // A27: gRPC uses HEALTHY and UNKNOWN endpoints only; a locality's weight counts only what gRPC uses
                 if (e.getHealthStatus() != HealthStatus.HEALTHY)
                     out.add(at + " endpoints[" + i + "]: holds an endpoint that is not HEALTHY");
             }
             // A27 ("the load_balancing_weight of LbEndpoint is ignored" under round_robin), A52 (xds_wrr_locality
             // picks a locality by weight, then round_robin within it): endpoints of one locality weigh the same
-            if (weights.size() > 1)
+            if (mixed) {
+                Set<Integer> weights = new java.util.TreeSet<>();
+                for (LbEndpoint e : l.getLbEndpointsList())
+                    weights.add(e.getLoadBalancingWeight().getValue());
                 out.add(at + " endpoints[" + i + "]: endpoints of different weights " + weights + " share a locality");
+            }
         }
         return out;
     }

@@ -334,7 +334,28 @@ public final class EnvoyTranslator {
     }
 
     /** A routable endpoint of a port, and its port number there. */
-    private record Served(Endpoint endpoint, int port) {}
+    /**
+     * An endpoint as served on one port, with its address and weight messages made once for both load assignments
+     * (Envoy's and the proxyless one) that carry it.
+     */
+    private record Served(
+            Endpoint endpoint, int port, io.envoyproxy.envoy.config.endpoint.v3.Endpoint host, UInt32Value weight) {
+
+        Served(Endpoint endpoint, int port) {
+            this(
+                    endpoint,
+                    port,
+                    io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
+                            .setAddress(Address.newBuilder()
+                                    .setSocketAddress(SocketAddress.newBuilder()
+                                            .setAddress(endpoint.address())
+                                            .setPortValue(port)))
+                            .build(),
+                    UInt32Value.of(endpoint.weight()));
+        }
+    }
+
+    private record AddressPort(String address, int port) {}
 
     /**
      * The endpoints of a port that can be served: routable, with this port, an IP address, and not a second one with
@@ -344,7 +365,7 @@ public final class EnvoyTranslator {
             MeshService service, ServicePort port, List<ServiceResources.Skipped> skipped) {
         String name = XdsNames.endpoints(service.host(), port.number());
         List<Served> out = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
+        Set<AddressPort> seen = new HashSet<>();
         for (Endpoint e : service.endpoints()) {
             if (!e.routable()) continue;
             int number = e.port(port.name());
@@ -357,7 +378,7 @@ public final class EnvoyTranslator {
                         "address '" + e.address() + "' is not an IP address, and EDS endpoints need one"));
                 continue;
             }
-            if (!seen.add(e.address() + "|" + number)) {
+            if (!seen.add(new AddressPort(e.address(), number))) {
                 skipped.add(new ServiceResources.Skipped(
                         service.host(),
                         e.address() + ":" + number,
@@ -423,13 +444,7 @@ public final class EnvoyTranslator {
     }
 
     private static LbEndpoint.Builder lbEndpoint(Served s) {
-        return LbEndpoint.newBuilder()
-                .setEndpoint(io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
-                        .setAddress(Address.newBuilder()
-                                .setSocketAddress(SocketAddress.newBuilder()
-                                        .setAddress(s.endpoint().address())
-                                        .setPortValue(s.port()))))
-                .setLoadBalancingWeight(UInt32Value.of(s.endpoint().weight()));
+        return LbEndpoint.newBuilder().setEndpoint(s.host()).setLoadBalancingWeight(s.weight());
     }
 
     /**

@@ -186,8 +186,10 @@ final class XdsCore {
         metrics.applied(skippedNow, nanos);
         index.engine().publishCounts();
         int[] changes = index.takeChanges();
-        if (Arrays.stream(changes).sum() > 0) {
-            log.info(
+        // one line per change at INFO formatted and wrote a line on the serving thread for every instance change: the
+        // counts are in the metrics (meshbridge.xds.*), the line is for debugging
+        if (log.isDebugEnabled() && Arrays.stream(changes).sum() > 0) {
+            log.debug(
                     "xds push sequence={} services changed={} removed={} routes changed={} resources changed cds={}"
                             + " eds={} lds={} rds={} drds={} sds={} in {} us",
                     next.sequence(),

@@ -10,25 +10,35 @@ public final class Dns1123 {
 
     /** A label: 1..63 of {@code [a-z0-9-]}, starting and ending with an alphanumeric. */
     public static boolean isLabel(String s) {
-        if (s == null || s.isEmpty() || s.length() > MAX_LABEL) return false;
-        for (int i = 0; i < s.length(); i++) {
+        return s != null && isLabel(s, 0, s.length());
+    }
+
+    /** Whether {@code s[from, to)} is a label; reads the characters in place (no substring). */
+    private static boolean isLabel(String s, int from, int to) {
+        if (to <= from || to - from > MAX_LABEL) return false;
+        for (int i = from; i < to; i++) {
             char c = s.charAt(i);
             boolean alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-            if (!alnum && (c != '-' || i == 0 || i == s.length() - 1)) return false;
+            if (!alnum && (c != '-' || i == from || i == to - 1)) return false;
         }
         return true;
     }
 
     /** A subdomain: 1..253 characters, labels separated by dots. */
     public static boolean isSubdomain(String s) {
-        if (s == null || s.isEmpty() || s.length() > MAX_SUBDOMAIN) return false;
-        int start = 0;
+        return s != null && isSubdomain(s, 0, s.length());
+    }
+
+    /** Whether {@code s[from, to)} is a subdomain; reads the characters in place (no substring). */
+    public static boolean isSubdomain(String s, int from, int to) {
+        if (to <= from || to - from > MAX_SUBDOMAIN) return false;
+        int start = from;
         while (true) {
             int dot = s.indexOf('.', start);
-            String label = dot < 0 ? s.substring(start) : s.substring(start, dot);
-            if (!isLabel(label)) return false;
-            if (dot < 0) return true;
-            start = dot + 1;
+            int end = dot < 0 || dot >= to ? to : dot;
+            if (!isLabel(s, start, end)) return false;
+            if (end == to) return true;
+            start = end + 1;
         }
     }
 

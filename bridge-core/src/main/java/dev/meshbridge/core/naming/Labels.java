@@ -35,12 +35,10 @@ public final class Labels {
     public static boolean isValidKey(String key) {
         if (key == null || key.isEmpty()) return false;
         int slash = key.indexOf('/');
-        if (slash >= 0) {
-            String prefix = key.substring(0, slash);
-            if (!Dns1123.isSubdomain(prefix)) return false;
-            key = key.substring(slash + 1);
-        }
-        return !key.isEmpty() && key.length() <= MAX_NAME && isNameChars(key);
+        // checked in place: a change re-validates every label of a service, and substrings would be its garbage
+        if (slash >= 0 && !Dns1123.isSubdomain(key, 0, slash)) return false;
+        int from = slash + 1;
+        return from < key.length() && key.length() - from <= MAX_NAME && isNameChars(key, from, key.length());
     }
 
     public static boolean isValidValue(String value) {
@@ -50,8 +48,12 @@ public final class Labels {
     }
 
     private static boolean isNameChars(String s) {
-        if (!isAlnum(s.charAt(0)) || !isAlnum(s.charAt(s.length() - 1))) return false;
-        for (int i = 0; i < s.length(); i++) {
+        return isNameChars(s, 0, s.length());
+    }
+
+    private static boolean isNameChars(String s, int from, int to) {
+        if (!isAlnum(s.charAt(from)) || !isAlnum(s.charAt(to - 1))) return false;
+        for (int i = from; i < to; i++) {
             char c = s.charAt(i);
             if (!isAlnum(c) && c != '-' && c != '_' && c != '.') return false;
         }

@@ -1,0 +1,94 @@
+package dev.meshbridge.bench;
+
+import dev.meshbridge.bench.load.SyntheticCatalog;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The bridge's single-change cost alone, as {@code bench/run --growth} measures it (no baseline, no client, no MCP
+ * push): for each size, ingest the synthetic catalog through the SPI, warm up, then CPU and allocation of the
+ * aggregator, xDS and MCP threads per single-instance change, each published and applied before the next. For working
+ * on the change path: {@code java -cp <class path> dev.meshbridge.bench.ChangeCostMain changes services...}; {@code -Djfr=PREFIX} records
+ * JFR (profile settings) over the measured changes only.
+ */
+public final class ChangeCostMain {
+
+    private ChangeCostMain() {}
+
+    public static void main(String[] args) throws Exception {
+        int n = Integer.parseInt(args[0]);
+        Bench.log("load average at start %s", Machine.currentLoadAverage());
+        for (int i = 1; i < args.length; i++) measure(Integer.parseInt(args[i]), 10, n);
+        Bench.log("load average at end %s", Machine.currentLoadAverage());
+        System.exit(0);
+    }
+
+    /** User-mode CPU of the change threads (the rest of their CPU is the kernel's: wake-ups, futexes). */
+    private static long userNanos() {
+        long sum = 0;
+        for (var info : ThreadCost.THREADS.getThreadInfo(ThreadCost.THREADS.getAllThreadIds())) {
+            if (info == null) continue;
+            String g = ThreadCost.group(info.getThreadName());
+            if (g.equals("aggregator") || g.equals("xds") || g.equals("mcp"))
+                sum += ThreadCost.THREADS.getThreadUserTime(info.getThreadId());
+        }
+        return sum;
+    }
+
+    private static void measure(int services, int instances, int n) throws Exception {
+        SyntheticCatalog catalog = new SyntheticCatalog(services, instances);
+        List<ServiceUpsert> upserts = new ArrayList<>(services);
+        for (int i = 0; i < services; i++) upserts.add(catalog.upsert(i));
+        try (Target target = new BridgeTarget()) {
+            var complete = target.expect(services, (long) services * instances);
+            for (ServiceUpsert u : upserts) target.aggregator().accept(u);
+            complete.get(Bench.LONG, TimeUnit.MILLISECONDS);
+            target.awaitServed(target.last().sequence(), Bench.LONG);
+            target.catalogReady();
+            upserts.clear();
+            int[] ids = {0};
+            SpiDriver driver =
+                    new SpiDriver(catalog, target.aggregator(), null, () -> 1 + ids[0]++ % (Bench.QUIET_IDS - 1), 7);
+            for (int k = 0; k < 2_000; k += 50) {
+                for (int j = 0; j < 50; j++) driver.change(driver.randomService());
+                target.settle(Bench.LONG);
+            }
+            String jfr = System.getProperty("jfr");
+            jdk.jfr.Recording recording = null;
+            if (jfr != null) {
+                recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+                recording.setDestination(java.nio.file.Path.of(jfr + "-" + services + ".jfr"));
+                recording.start();
+            }
+            for (int round = 0; round < 3; round++) {
+                long user0 = userNanos();
+                ThreadCost before = ThreadCost.now();
+                for (int k = 0; k < n; k++) {
+                    driver.change(driver.randomService());
+                    target.settle(Bench.LONG);
+                }
+                Map<String, ThreadCost.Cost> costs = ThreadCost.now().since(before);
+                ThreadCost.Cost cost = ThreadCost.sum(costs, target.changeGroups());
+                double user = (userNanos() - user0) / 1e6 / n;
+                Bench.log(
+                        "%,d endpoints, round %d: %.3f ms CPU (%.3f ms user), %.1f KB per change (load %s); %s",
+                        (long) services * instances,
+                        round,
+                        cost.cpu() / 1e6 / n,
+                        user,
+                        cost.allocated() / 1e3 / n,
+                        Machine.currentLoadAverage(),
+                        ThreadCost.describe(
+                                Map.of(
+                                        "aggregator", costs.getOrDefault("aggregator", new ThreadCost.Cost(0, 0)),
+                                        "xds", costs.getOrDefault("xds", new ThreadCost.Cost(0, 0)),
+                                        "mcp", costs.getOrDefault("mcp", new ThreadCost.Cost(0, 0))),
+                                n));
+            }
+            if (recording != null) recording.close();
+        }
+    }
+}
