@@ -141,11 +141,21 @@ public final class Bridge implements AutoCloseable {
             loadLastCatalog(keeper.file());
             aggregator.subscribe(keeper).join();
         }
+        io.fabric8.kubernetes.client.KubernetesClient cluster = null;
+        if (config.ingress().kubernetes().enabled()) {
+            // before the registries: their {secret: ...} credentials are read through this client at each connect
+            cluster = IngressController.connect(config.ingress().kubernetes());
+            closeables.add(cluster);
+            dev.meshbridge.ingress.ClusterSecrets secrets = new dev.meshbridge.ingress.ClusterSecrets(cluster, null);
+            closeables.add(secrets);
+            closeables.add(dev.meshbridge.core.config.KubernetesSecrets.install(secrets));
+        }
         reconciler.apply(config.registries());
         readiness.scheduleWithFixedDelay(this::checkCatalogReady, 50, 100, java.util.concurrent.TimeUnit.MILLISECONDS);
         if (config.ingress().kubernetes().enabled()
                 || config.ingress().directory().enabled()) {
-            ingress = new IngressController(config.ingress(), null, meters, providers, this::onMcpBridge, this::ready);
+            ingress =
+                    new IngressController(config.ingress(), cluster, meters, providers, this::onMcpBridge, this::ready);
             ingress.routes().addListener(aggregator::setRoutes);
             aggregator.subscribe(ingress.destinations()).join();
             ingress.start();

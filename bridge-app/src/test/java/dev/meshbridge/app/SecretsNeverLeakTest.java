@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * No credential leaves the bridge: a distinctive secret in every credential field of every registry type (ZooKeeper
- * digest password, Nacos password and access-key secret, Consul token, Eureka password) and as the TLS key password
+ * digest password, also read from a Kubernetes Secret, Nacos password and access-key secret, Consul token, Eureka
+ * password) and as the TLS key password
  * of both servers, through start, connections that fail (every registry address is a closed port), a config reload,
  * a refused reload, {@code --check} and shutdown; every log line at DEBUG and above (messages and exceptions) and
  * every admin response ({@code /}, {@code /ready}, {@code /healthz}, {@code /metrics}, every {@code /debug} page) is
@@ -67,6 +68,8 @@ class SecretsNeverLeakTest {
     private Path certFile;
     private Path keyFile;
     private Path caFile;
+    /** The API server's Secrets path: a ZooKeeper password read from a Kubernetes Secret holds the secret too. */
+    private SecretsApiServer api;
 
     @BeforeEach
     void capture() throws Exception {
@@ -87,11 +90,14 @@ class SecretsNeverLeakTest {
         server.write(certFile, keyFile);
         server.writeEncryptedKey(keyFile, SECRET.toCharArray());
         caFile = ca.writeCa(dir.resolve("ca.crt"));
+        api = new SecretsApiServer();
+        api.put("meshbridge", "zk-auth", Map.of("password", SECRET));
     }
 
     @AfterEach
     void release() {
         if (bridge != null) bridge.close();
+        if (api != null) api.close();
         root.detachAppender(logs);
         root.setLevel(rootLevel);
     }
@@ -106,6 +112,8 @@ class SecretsNeverLeakTest {
                 + "xds:\n  port: 0\n  bindAddress: 127.0.0.1\n" + tls
                 + "mcp:\n  port: 0\n  bindAddress: 127.0.0.1\n" + tls
                 + "reload: {interval: 1h}\n"
+                + "ingress:\n  kubernetes: {enabled: true, kubeconfig: " + api.kubeconfig(dir, "meshbridge")
+                + ", watchIngresses: false, events: false}\n"
                 + "registries:\n"
                 + "  - {type: zookeeper, name: zk, addresses: [" + dead + "], syncTimeout: 1s, username: bridge,"
                 + " password: \"" + SECRET + "\"" + extraRegistryField + "}\n"
@@ -119,7 +127,9 @@ class SecretsNeverLeakTest {
                 + "  - {type: consul, name: consul, addresses: [" + dead + "], syncTimeout: 1s,"
                 + " consulToken: {file: " + secretFile + "}}\n"
                 + "  - {type: eureka, name: eureka, addresses: [\"http://" + dead + "/eureka\"], syncTimeout: 1s,"
-                + " username: eureka, password: \"" + SECRET + "\"}\n";
+                + " username: eureka, password: \"" + SECRET + "\"}\n"
+                + "  - {type: zookeeper, name: zk-secret, addresses: [" + dead + "], syncTimeout: 1s, username: bridge,"
+                + " password: {secret: {name: zk-auth, key: password}}}\n";
     }
 
     private String get(String path) throws Exception {
@@ -152,7 +162,7 @@ class SecretsNeverLeakTest {
             if (error != null && !error.isNull() && !error.asText().isEmpty())
                 failed.add(n.get("name").asText());
         });
-        return failed.containsAll(List.of("zk", "nacos", "nacos-tls", "consul", "eureka"));
+        return failed.containsAll(List.of("zk", "nacos", "nacos-tls", "consul", "eureka", "zk-secret"));
     }
 
     @Test
@@ -201,6 +211,9 @@ class SecretsNeverLeakTest {
         texts.add("--check stderr: " + err.toString(StandardCharsets.UTF_8));
 
         assertThat(logs.list).as("log lines captured").hasSizeGreaterThan(20);
+        assertThat(api.reads())
+                .as("the zk-secret password was read from the Kubernetes Secret")
+                .isPositive();
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .as("the refused edit is reported")
                 .contains("passwrd");

@@ -268,6 +268,40 @@ class HelmChartTest {
                 .allSatisfy(x -> assertThat(rules(x)).doesNotContain("networking.higress.io/mcpbridges:list,watch"));
     }
 
+    @Test
+    void credentialSecrets_getOnExactlyTheNamedSecrets_inTheirNamespaces() {
+        Chart.Rendered defaults = render(List.of(RESOURCES.resolve("values-zookeeper.yaml")));
+        assertThat(defaults.all(Role.class)).isEmpty();
+
+        Chart.Rendered all = render(List.of(RESOURCES.resolve("values-everything.yaml")));
+        List<Role> roles = all.all(Role.class).stream()
+                .filter(r -> r.getMetadata().getName().endsWith("-credentials"))
+                .toList();
+        assertThat(roles)
+                .extracting(r -> r.getMetadata().getNamespace())
+                .containsExactlyInAnyOrder("meshbridge", "higress-system");
+        for (Role r : roles) {
+            assertThat(r.getRules()).singleElement().satisfies(rule -> {
+                assertThat(rule.getResources()).containsExactly("secrets");
+                assertThat(rule.getVerbs()).containsExactly("get");
+                assertThat(rule.getResourceNames())
+                        .containsExactly(
+                                r.getMetadata().getNamespace().equals("meshbridge")
+                                        ? "consul-acl"
+                                        : "higress-nacos-auth");
+            });
+        }
+        assertThat(all.all(RoleBinding.class).stream()
+                        .filter(b -> b.getMetadata().getName().endsWith("-credentials")))
+                .hasSize(2)
+                .allSatisfy(b -> {
+                    assertThat(b.getRoleRef().getKind()).isEqualTo("Role");
+                    assertThat(b.getSubjects())
+                            .singleElement()
+                            .satisfies(s -> assertThat(s.getNamespace()).isEqualTo("meshbridge"));
+                });
+    }
+
     private static Set<String> rules(HasMetadata role) {
         List<PolicyRule> rules = role instanceof ClusterRole c ? c.getRules() : ((Role) role).getRules();
         Set<String> out = new java.util.TreeSet<>();

@@ -82,7 +82,7 @@ public final class IngressController implements AutoCloseable {
     }
 
     /** A client from the kubeconfig named in the options, else as kubectl finds one, else the in-cluster account. */
-    static KubernetesClient connect(IngressOptions.Kubernetes k) {
+    public static KubernetesClient connect(IngressOptions.Kubernetes k) {
         String context = k.context().isEmpty() ? null : k.context();
         Config config = k.kubeconfig().isPresent()
                 ? Config.fromKubeconfig(context, k.kubeconfig().get().toFile())

@@ -27,8 +27,12 @@ import org.yaml.snakeyaml.Yaml;
  *   <li>type {@code nacos2} or {@code nacos3} is read as {@code nacos} when no provider serves it by that name;
  *   <li>entries of Higress types the bridge does not serve ({@code static}, {@code dns}) are skipped with a note;
  *   <li>Higress fields with no meaning here (MCP server settings, {@code proxyName}, {@code vport}, {@code
- *       metadata}, {@code protocol}, {@code sni}, {@code authSecretName}) are dropped with a note, so a resource
- *       written for Higress is accepted; {@code spec.proxies} is ignored with a note;
+ *       metadata}, {@code protocol}, {@code sni}) are dropped with a note, so a resource written for Higress is
+ *       accepted; {@code spec.proxies} is ignored with a note;
+ *   <li>{@code authSecretName} names a Secret in the McpBridge's namespace holding the credentials under Higress's
+ *       keys: {@code nacosUsername} and {@code nacosPassword} for Nacos, {@code consulToken} for Consul; each becomes
+ *       a {@code {secret: ...}} credential of the entry (read at every connect), unless the entry gives that field
+ *       itself; Higress reads no such keys for other types, so there it is dropped with a note;
  *   <li>any other problem (a missing name, an unknown field or type, a bad value) refuses the whole resource; the
  *       problems name the field as {@code spec.registries[i].field}.
  * </ol>
@@ -49,8 +53,12 @@ final class McpBridgeConverter {
             "allowMcpServers",
             "metadata",
             "proxyName",
-            "vport",
-            "authSecretName");
+            "vport");
+
+    /** The credential fields Higress reads from an {@code authSecretName} Secret, by registry type (same key names). */
+    static final Map<String, List<String>> AUTH_SECRET_KEYS = Map.of(
+            "nacos", List.of("nacosUsername", "nacosPassword"),
+            "consul", List.of("consulToken"));
 
     private static final Pattern INDEX = Pattern.compile("^registries\\[(\\d+)\\]");
 
@@ -116,9 +124,21 @@ final class McpBridgeConverter {
                 }
             }
             if (!dropped.isEmpty()) notes.add(field + ": " + String.join(", ", dropped) + " ignored (Higress only)");
-            if (dropped.contains("authSecretName")) {
-                notes.add(field + ": the bridge reads no credentials from Kubernetes Secrets; give them in the entry"
-                        + " (as a string, {env: NAME} or {file: PATH}) or configure this registry in bridge.yaml");
+            Object authSecret = out.remove("authSecretName");
+            if (!isEmpty(authSecret)) {
+                List<String> keys = out.get("type") instanceof String t ? AUTH_SECRET_KEYS.get(t) : null;
+                if (keys == null) {
+                    notes.add(field + ": authSecretName ignored (Higress reads it for nacos and consul only)");
+                } else {
+                    for (String key : keys) {
+                        if (out.containsKey(key)) continue; // the entry's own value wins
+                        Map<String, Object> ref = new LinkedHashMap<>();
+                        ref.put("name", String.valueOf(authSecret));
+                        ref.put("key", key);
+                        ref.put("namespace", namespace);
+                        out.put(key, Map.of("secret", ref));
+                    }
+                }
             }
             converted.add(out);
             originalIndex.add(i);

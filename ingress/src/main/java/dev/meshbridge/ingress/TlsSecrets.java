@@ -80,7 +80,7 @@ final class TlsSecrets {
     }
 
     /** The value of a key: from stringData, else base64-decoded from data; null when absent. */
-    private static String value(Secret secret, String name) {
+    static String value(Secret secret, String name) {
         Map<String, String> plain = secret.getStringData();
         if (plain != null && plain.get(name) != null && !plain.get(name).isBlank()) return plain.get(name);
         Map<String, String> data = secret.getData();

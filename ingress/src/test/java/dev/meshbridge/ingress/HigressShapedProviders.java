@@ -19,9 +19,14 @@ final class HigressShapedProviders {
 
     record ZookeeperOptions(List<String> zkServicesPath) {}
 
-    record NacosOptions(String nacosNamespaceId, List<String> nacosGroups, Duration nacosRefreshInterval) {}
+    record NacosOptions(
+            String nacosNamespaceId,
+            List<String> nacosGroups,
+            Duration nacosRefreshInterval,
+            dev.meshbridge.core.config.Secret nacosUsername,
+            dev.meshbridge.core.config.Secret nacosPassword) {}
 
-    record ConsulOptions(String consulDatacenter) {}
+    record ConsulOptions(String consulDatacenter, dev.meshbridge.core.config.Secret consulToken) {}
 
     private HigressShapedProviders() {}
 
@@ -36,9 +41,16 @@ final class HigressShapedProviders {
                         e -> new NacosOptions(
                                 e.string("nacosNamespaceId", ""),
                                 e.strings("nacosGroups"),
-                                e.duration("nacosRefreshInterval", Duration.ofSeconds(30), ChronoUnit.NANOS))),
+                                e.duration("nacosRefreshInterval", Duration.ofSeconds(30), ChronoUnit.NANOS),
+                                e.secret("nacosUsername").orElse(null),
+                                e.secret("nacosPassword").orElse(null))),
                 "consul",
-                provider("consul", 8500, e -> new ConsulOptions(e.string("consulDatacenter", ""))));
+                provider(
+                        "consul",
+                        8500,
+                        e -> new ConsulOptions(
+                                e.string("consulDatacenter", ""),
+                                e.secret("consulToken").orElse(null))));
     }
 
     private static RegistryWatcherProvider provider(

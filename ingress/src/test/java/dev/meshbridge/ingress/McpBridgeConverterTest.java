@@ -3,6 +3,7 @@ package dev.meshbridge.ingress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meshbridge.core.config.RegistryConfig;
+import dev.meshbridge.core.config.Secret;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,7 @@ class McpBridgeConverterTest {
                 domain: consul.example.com
                 port: 8500
                 consulDatacenter: dc1
+                authSecretName: consul-auth
               - type: static
                 name: my-static
                 domain: 1.1.1.1:80
@@ -59,17 +61,50 @@ class McpBridgeConverterTest {
                         org.assertj.core.groups.Tuple.tuple("consul", "my-consul", List.of("consul.example.com:8500")));
         assertThat(r.registries().get(0).options(HigressShapedProviders.NacosOptions.class))
                 .isEqualTo(new HigressShapedProviders.NacosOptions(
-                        "d8ac64f3-xxxx-xxxx-xxxx-47a814ecf358", List.of("DEFAULT_GROUP"), Duration.ofSeconds(30)));
+                        "d8ac64f3-xxxx-xxxx-xxxx-47a814ecf358",
+                        List.of("DEFAULT_GROUP"),
+                        Duration.ofSeconds(30),
+                        // authSecretName: Higress's keys of the Secret in the McpBridge's namespace
+                        Secret.kubernetes("higress-system", "nacos-auth", "nacosUsername"),
+                        Secret.kubernetes("higress-system", "nacos-auth", "nacosPassword")));
+        assertThat(r.registries().get(2).options(HigressShapedProviders.ConsulOptions.class))
+                .isEqualTo(new HigressShapedProviders.ConsulOptions(
+                        "dc1", Secret.kubernetes("higress-system", "consul-auth", "consulToken")));
         assertThat(r.registries().get(1).options(HigressShapedProviders.ZookeeperOptions.class))
                 .isEqualTo(new HigressShapedProviders.ZookeeperOptions(List.of("/dubbo", "/services")));
         assertThat(r.notes())
                 .containsExactly(
-                        "spec.registries[0]: authSecretName ignored (Higress only)",
-                        "spec.registries[0]: the bridge reads no credentials from Kubernetes Secrets; give them in the"
-                                + " entry (as a string, {env: NAME} or {file: PATH}) or configure this registry in"
-                                + " bridge.yaml",
                         "spec.registries[1]: protocol ignored (Higress only)",
                         "spec.registries[3] (type static, name my-static) is skipped: the bridge has no static registry");
+    }
+
+    @Test
+    void convert_authSecretName_entrysOwnCredentialWins_andOtherTypesDropItWithANote() {
+        Object spec = spec("""
+                spec:
+                  registries:
+                  - type: nacos2
+                    name: n
+                    domain: nacos.example.com
+                    port: 8848
+                    authSecretName: nacos-auth
+                    nacosUsername: fixed-user
+                  - type: zookeeper
+                    name: z
+                    domain: zk.example.com
+                    port: 2181
+                    authSecretName: zk-auth
+                """);
+        McpBridgeConverter.Result r = McpBridgeConverter.convert("ns1", "default", spec, HigressShapedProviders.all());
+
+        assertThat(r.problems()).isEmpty();
+        HigressShapedProviders.NacosOptions nacos =
+                r.registries().get(0).options(HigressShapedProviders.NacosOptions.class);
+        assertThat(nacos.nacosUsername()).isEqualTo(Secret.literal("fixed-user"));
+        assertThat(nacos.nacosPassword()).isEqualTo(Secret.kubernetes("ns1", "nacos-auth", "nacosPassword"));
+        assertThat(r.notes())
+                .containsExactly(
+                        "spec.registries[1]: authSecretName ignored (Higress reads it for nacos and consul only)");
     }
 
     @Test

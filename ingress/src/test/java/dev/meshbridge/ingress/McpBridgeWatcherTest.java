@@ -94,6 +94,68 @@ class McpBridgeWatcherTest {
                 .toList();
     }
 
+    /**
+     * Higress's {@code authSecretName}: the Secret in the McpBridge's namespace, with Higress's keys, gives the Nacos
+     * and Consul credentials of the registries the watch hands over, read through {@link ClusterSecrets} when used (a
+     * Secret edited later is read as it is then).
+     */
+    @Test
+    void authSecretName_credentialsComeFromTheSecretInTheMcpBridgesNamespace_withHigresssKeys() throws Exception {
+        client.secrets()
+                .inNamespace("higress-system")
+                .resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
+                        .withNewMetadata()
+                        .withName("higress-nacos-auth")
+                        .withNamespace("higress-system")
+                        .endMetadata()
+                        .withData(
+                                java.util.Map.of("nacosUsername", b64("higress"), "nacosPassword", b64("Nacos-Pass-1")))
+                        .build())
+                .createOr(NonDeletingOperation::update);
+        client.secrets()
+                .inNamespace("higress-system")
+                .resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
+                        .withNewMetadata()
+                        .withName("higress-consul-auth")
+                        .withNamespace("higress-system")
+                        .endMetadata()
+                        .withData(java.util.Map.of("consulToken", b64("4add1665-5394-7c55-23a5-70806d51bc42")))
+                        .build())
+                .createOr(NonDeletingOperation::update);
+        startWatcher();
+        await().atMost(WAIT).until(() -> received.size() == 1);
+        apply(mcpBridge("""
+                - type: nacos2
+                  name: my-nacos
+                  domain: nacos.example.com
+                  port: 8848
+                  authSecretName: higress-nacos-auth
+                - type: consul
+                  name: my-consul
+                  domain: consul.example.com
+                  port: 8500
+                  authSecretName: higress-consul-auth
+                """));
+        await().atMost(WAIT).until(() -> received.size() == 2);
+
+        HigressShapedProviders.NacosOptions nacos =
+                received.get(1).get(0).options(HigressShapedProviders.NacosOptions.class);
+        HigressShapedProviders.ConsulOptions consul =
+                received.get(1).get(1).options(HigressShapedProviders.ConsulOptions.class);
+        try (ClusterSecrets secrets = new ClusterSecrets(client, null);
+                AutoCloseable installed = dev.meshbridge.core.config.KubernetesSecrets.install(secrets)) {
+            assertThat(nacos.nacosUsername().resolve()).isEqualTo("higress");
+            assertThat(nacos.nacosPassword().resolve()).isEqualTo("Nacos-Pass-1");
+            assertThat(consul.consulToken().resolve()).isEqualTo("4add1665-5394-7c55-23a5-70806d51bc42");
+            assertThat(nacos.nacosPassword().describe())
+                    .isEqualTo("Kubernetes Secret higress-system/higress-nacos-auth key nacosPassword");
+        }
+    }
+
+    private static String b64(String s) {
+        return java.util.Base64.getEncoder().encodeToString(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     @Test
     void mcpBridge_createdChangedDeleted_registriesFollowAtRunTime() {
         startWatcher();

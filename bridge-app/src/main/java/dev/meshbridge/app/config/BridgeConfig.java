@@ -57,6 +57,10 @@ public record BridgeConfig(
         XdsOptions xds = XdsOptions.parse(root.section("xds"));
         McpOptions mcp = McpOptions.parse(root.section("mcp"));
         IngressOptions ingress = IngressOptions.parse(root.section("ingress"));
+        if (!ingress.kubernetes().enabled()) {
+            root.refuseKubernetesSecrets("a credential from a Kubernetes Secret needs the Kubernetes source: set"
+                    + " ingress.kubernetes.enabled: true, or give it as {env: NAME} or {file: PATH}");
+        }
         AdminOptions admin = AdminOptions.parse(root.section("admin"));
         ReloadOptions reload = ReloadOptions.parse(root.section("reload"));
         DataOptions data = DataOptions.parse(root.section("data"));

@@ -57,6 +57,8 @@ public final class ConfigNode {
         final List<ConfigProblem> problems = new ArrayList<>();
         final List<ConfigNode> mappings = new ArrayList<>();
         final Map<Node, ConfigNode> wrapped = new java.util.IdentityHashMap<>();
+        /** The {@code {secret: ...}} credentials read so far, to refuse them when the Kubernetes source is off. */
+        final List<ConfigNode> kubernetesSecrets = new ArrayList<>();
 
         Context(String source) {
             this.source = source;
@@ -438,9 +440,16 @@ public final class ConfigNode {
         return c.get();
     }
 
+    /** A Kubernetes object name (a DNS subdomain) and a Secret data key, as the API server validates them. */
+    private static final Pattern SECRET_NAME = Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
+
+    private static final Pattern SECRET_KEY = Pattern.compile("[-._a-zA-Z0-9]{1,253}");
+    private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+
     /**
-     * A credential: a plain string, {@code {env: NAME}} or {@code {file: PATH}}. An unset variable or a missing file
-     * is a problem at load time, named without the value.
+     * A credential: a plain string, {@code {env: NAME}}, {@code {file: PATH}} or {@code {secret: {name: N, key: K,
+     * namespace: NS}}} (a Kubernetes Secret; namespace defaults to the bridge's own). An unset variable or a missing
+     * file is a problem at load time, named without the value; a Secret is only read when the credential is used.
      */
     public Optional<Secret> secret(String key) {
         Optional<ConfigNode> c = child(key);
@@ -448,13 +457,15 @@ public final class ConfigNode {
         ConfigNode n = c.get();
         if (n.node instanceof ScalarNode s) return Optional.of(Secret.literal(s.getValue()));
         if (!n.isMapping()) {
-            n.problemHere("expected a string, {env: NAME} or {file: PATH}");
+            n.problemHere("expected a string, {env: NAME}, {file: PATH} or {secret: {name: N, key: K}}");
             return Optional.empty();
         }
-        if (n.has("env") == n.has("file")) {
-            n.problemHere("give exactly one of env or file");
+        int forms = (n.has("env") ? 1 : 0) + (n.has("file") ? 1 : 0) + (n.has("secret") ? 1 : 0);
+        if (forms != 1) {
+            n.problemHere("give exactly one of env, file or secret");
             return Optional.empty();
         }
+        if (n.has("secret")) return n.kubernetesSecret();
         if (n.has("env")) {
             String name = n.requiredString("env");
             if (name == null) return Optional.empty();
@@ -468,6 +479,31 @@ public final class ConfigNode {
         if (!Files.isReadable(Path.of(file)))
             n.problem("file", "secret file " + file + " does not exist or is not readable");
         return Optional.of(Secret.file(Path.of(file)));
+    }
+
+    private Optional<Secret> kubernetesSecret() {
+        ConfigNode ref = section("secret");
+        String name = ref.requiredString("name");
+        String key = ref.requiredString("key");
+        String namespace = ref.string("namespace", null);
+        if (name != null && !SECRET_NAME.matcher(name).matches())
+            ref.problem("name", "not a Kubernetes Secret name (lower case letters, digits, '-' and '.')");
+        if (key != null && !SECRET_KEY.matcher(key).matches())
+            ref.problem("key", "not a Secret data key (letters, digits, '-', '_' and '.')");
+        if (namespace != null && !NAMESPACE.matcher(namespace).matches())
+            ref.problem("namespace", "not a Kubernetes namespace name");
+        if (name == null || key == null) return Optional.empty();
+        context.kubernetesSecrets.add(this);
+        return Optional.of(Secret.kubernetes(namespace, name, key));
+    }
+
+    /**
+     * Records a problem at every {@code {secret: ...}} credential read so far in this file (for a file whose
+     * Kubernetes source is off); returns how many there were.
+     */
+    public int refuseKubernetesSecrets(String message) {
+        for (ConfigNode n : context.kubernetesSecrets) n.problemHere(message);
+        return context.kubernetesSecrets.size();
     }
 
     /** Applies {@code parse} to the child at {@code key} when present. */

@@ -107,6 +107,78 @@ class ConfigNodeTest {
     }
 
     @Test
+    void secret_kubernetesForm_resolvesThroughTheInstalledReader_andIsDescribedWithoutItsValue() throws Exception {
+        ConfigNode root = ConfigNode.parse(
+                "bridge.yaml",
+                "a: {secret: {name: zk-auth, key: password}}\nb: {secret: {name: zk-auth, key: password, namespace: shop}}\n");
+        Secret a = root.secret("a").orElseThrow();
+        Secret b = root.secret("b").orElseThrow();
+        root.finish();
+        assertThat(a).isEqualTo(Secret.kubernetes(null, "zk-auth", "password"));
+        assertThat(a.describe()).isEqualTo("Kubernetes Secret <bridge namespace>/zk-auth key password");
+        assertThat(b.describe()).isEqualTo("Kubernetes Secret shop/zk-auth key password");
+
+        // without a reader (the Kubernetes source off), resolving says so
+        assertThatThrownBy(a::resolve)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("zk-auth key password")
+                .hasMessageContaining("the Kubernetes source is off");
+
+        java.util.List<String> asked = new java.util.ArrayList<>();
+        KubernetesSecrets.Reader reader = new KubernetesSecrets.Reader() {
+            @Override
+            public String defaultNamespace() {
+                return "meshbridge";
+            }
+
+            @Override
+            public String read(String namespace, String name, String key) {
+                asked.add(namespace + "/" + name + "#" + key);
+                return "s3cret-" + namespace + "\n";
+            }
+        };
+        try (AutoCloseable installed = KubernetesSecrets.install(reader)) {
+            assertThat(a.resolve()).isEqualTo("s3cret-meshbridge");
+            assertThat(b.resolve()).isEqualTo("s3cret-shop");
+            assertThat(a.resolve()).isEqualTo("s3cret-meshbridge");
+        }
+        assertThat(asked)
+                .as("read at every resolve, in the reference's namespace or the bridge's own")
+                .containsExactly("meshbridge/zk-auth#password", "shop/zk-auth#password", "meshbridge/zk-auth#password");
+        assertThat(KubernetesSecrets.available()).isFalse();
+    }
+
+    @Test
+    void secret_kubernetesForm_badNamesAndTwoFormsAtOnce_areReportedWithLineAndField() throws Exception {
+        ConfigNode root = ConfigNode.parse(
+                "bridge.yaml",
+                "a: {secret: {name: Zk_Auth, key: 'a b', namespace: NS}}\nb: {secret: {name: x, key: y}, env: HOME}\n"
+                        + "c: {secret: {key: y}}\n");
+        root.secret("a");
+        root.secret("b");
+        root.secret("c");
+        assertThatThrownBy(root::finish)
+                .hasMessageContaining("a.secret.name")
+                .hasMessageContaining("a.secret.key")
+                .hasMessageContaining("a.secret.namespace")
+                .hasMessageContaining("bridge.yaml:2:")
+                .hasMessageContaining("give exactly one of env, file or secret")
+                .hasMessageContaining("c.secret.name");
+    }
+
+    @Test
+    void refuseKubernetesSecrets_namesEverySecretFormWithItsLineAndField() throws Exception {
+        ConfigNode root = ConfigNode.parse("bridge.yaml", "a: plain\nnested:\n  b: {secret: {name: x, key: y}}\n");
+        root.secret("a");
+        root.section("nested").secret("b");
+        assertThat(root.refuseKubernetesSecrets("needs the Kubernetes source")).isEqualTo(1);
+        assertThatThrownBy(root::finish)
+                .hasMessageContaining("bridge.yaml:3:")
+                .hasMessageContaining("nested.b")
+                .hasMessageContaining("needs the Kubernetes source");
+    }
+
+    @Test
     void duration_acceptsUnitsSumsAndHigressNanoseconds() {
         assertThat(ConfigNode.parseDuration("250ms", null)).isEqualTo(Duration.ofMillis(250));
         assertThat(ConfigNode.parseDuration("1m30s", null)).isEqualTo(Duration.ofSeconds(90));

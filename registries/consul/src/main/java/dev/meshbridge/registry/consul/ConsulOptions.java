@@ -143,8 +143,8 @@ public record ConsulOptions(
         if (entry.has("authSecretName")) {
             entry.problem(
                     "authSecretName",
-                    "names a Kubernetes Secret, which the bridge does not read; use consulToken: {file: /path} with"
-                            + " the Secret mounted as a file, or consulToken: {env: NAME}");
+                    "is read from an McpBridge resource only; in bridge.yaml write consulToken: {secret: {name: NAME,"
+                            + " key: consulToken}} (with ingress.kubernetes.enabled), {file: /path} or {env: NAME}");
         }
         Optional<Secret> token = entry.secret("consulToken");
         String namespace = entry.string("consulNamespace", "").trim();

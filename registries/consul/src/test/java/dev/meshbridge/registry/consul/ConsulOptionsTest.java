@@ -159,7 +159,7 @@ class ConsulOptionsTest {
         });
         assertThat(p).anySatisfy(x -> {
             assertThat(x.path()).isEqualTo("registries[0].authSecretName");
-            assertThat(x.message()).contains("consulToken: {file:");
+            assertThat(x.message()).contains("consulToken: {secret: {name: NAME, key: consulToken}}");
         });
         assertThat(p).anySatisfy(x -> {
             assertThat(x.path()).isEqualTo("registries[0].consulServiceTags");

@@ -79,6 +79,9 @@ public final class ZookeeperWatcher implements RegistryWatcher {
     private int inFlight;
     private int pending;
     private boolean syncing;
+    /** Why the current session has no digest credentials (its password could not be read), or null. */
+    private volatile String credentialProblem;
+
     /** The first path ZooKeeper denied in this sync (wrong credentials or ACL), or null. */
     private String denied;
 
@@ -290,12 +293,17 @@ public final class ZookeeperWatcher implements RegistryWatcher {
      * no services); it is tried again with a backoff.
      */
     private void denied(String path, KeeperException.Code code) {
-        status.error("ZooKeeper denied access to " + path, KeeperException.create(code, path));
+        // when this session could not read its password, say so: that is why ZooKeeper denies
+        String why = credentialProblem;
+        String cause = why != null ? " (" + why + ")" : "";
+        status.error("ZooKeeper denied access to " + path + cause, KeeperException.create(code, path));
         if (denied == null) {
             denied = path;
             status.disconnected("ZooKeeper denied access to " + path + " ("
                     + KeeperException.create(code, path).getMessage()
-                    + "): check username and password (digest) and the znodes' ACL; keeping the last known state");
+                    + "): "
+                    + (why != null ? why : "check username and password (digest) and the znodes' ACL")
+                    + "; keeping the last known state");
         }
     }
 
@@ -471,11 +479,13 @@ public final class ZookeeperWatcher implements RegistryWatcher {
                     String credentials =
                             options.username() + ":" + options.password().resolve();
                     zk.addAuthInfo("digest", credentials.getBytes(StandardCharsets.UTF_8));
+                    credentialProblem = null;
                 } catch (IllegalStateException e) {
-                    status.error(
-                            "cannot read the ZooKeeper password from "
-                                    + options.password().describe(),
-                            null);
+                    // the message names where the password is (file, variable, Secret and key), never the value
+                    credentialProblem = "cannot read the ZooKeeper password from "
+                            + options.password().describe() + ": " + e.getMessage()
+                            + "; this session is not authenticated";
+                    status.error(credentialProblem, null);
                 }
             }
             return zk;
