@@ -154,6 +154,11 @@ final class NacosHttpApi {
         tokenExpiry = clock.instant().plusSeconds(Math.max(10, ttl * 9 / 10));
     }
 
+    /** The token of the last successful login: empty when the server has auth off, null before any login. */
+    String token() {
+        return token;
+    }
+
     /** Every namespace id; the public namespace is {@code public} (Nacos 2 lists it as an empty id). */
     List<String> namespaces() throws IOException, InterruptedException {
         login();

@@ -300,14 +300,6 @@ public record NacosOptions(
         }
 
         Tls tls = entry.child("tls").map(NacosOptions::parseTls).orElse(null);
-        if (tls != null && tls.http() && username != null) {
-            // nacos-client logs in by itself over http:// (its HTTP client's TLS is JVM-wide, never per client)
-            entry.problem(
-                    "tls",
-                    "with nacosUsername, nacos-client logs in over plain HTTP, which a Nacos HTTP port on HTTPS"
-                            + " refuses: use nacosAccessKey and nacosSecretKey, or set tls.http: false when only the"
-                            + " gRPC port is on TLS");
-        }
 
         return new NacosOptions(
                 namespaceIds,

@@ -113,6 +113,10 @@ public final class NacosWatcher implements RegistryWatcher {
     private final dev.meshbridge.core.tls.ReloadingTls tlsFiles;
     /** A TLS context for the handshake probe ({@link NacosTlsProbe}), or null without {@code tls}. */
     private final javax.net.ssl.SSLContext probeTls;
+    /** With nacosUsername and tls.http: logs in over HTTPS for nacos-client (see {@link NacosTokenAuthPlugin}). */
+    private final NacosHttpApi tokenLogin;
+    /** The id nacos-client's clients get in {@link NacosTokenAuthPlugin#SOURCE_PROPERTY}; null without tokenLogin. */
+    private final String tokenSource;
 
     private final WatcherKit kit;
     private final ShardPublisher publisher;
@@ -184,6 +188,23 @@ public final class NacosWatcher implements RegistryWatcher {
                 options.timeout(),
                 java.time.Clock.systemUTC());
         this.probeTls = tlsFiles != null ? clientContext(registry, tlsFiles) : null;
+        if (options.username() != null && tlsFiles != null && options.tls().http()) {
+            // nacos-client would log in over plain http://: it gets a token the watcher logs in for over HTTPS
+            this.tokenLogin = new NacosHttpApi(
+                    config.addresses(),
+                    options.contextPath(),
+                    options.username(),
+                    options.password(),
+                    null,
+                    null,
+                    clientContext(registry, tlsFiles),
+                    options.timeout(),
+                    java.time.Clock.systemUTC());
+            this.tokenSource = NacosTokenAuthPlugin.register(this::tokenForNacosClient);
+        } else {
+            this.tokenLogin = null;
+            this.tokenSource = null;
+        }
         this.kit = new WatcherKit(context, "meshbridge-nacos-" + registry + "-loop", DEFAULT_WARM_UP);
         this.publisher = kit.publisher();
         publisher.onFullRead(this::fullRead);
@@ -245,6 +266,12 @@ public final class NacosWatcher implements RegistryWatcher {
         configServices.clear();
         clients.clear();
         http.close();
+        NacosTokenAuthPlugin.unregister(tokenSource);
+        if (tokenLogin != null) {
+            synchronized (tokenLogin) {
+                tokenLogin.close();
+            }
+        }
         if (tlsFiles != null) tlsFiles.close();
         deleteCacheDir();
         kit.close();
@@ -755,12 +782,33 @@ public final class NacosWatcher implements RegistryWatcher {
         return created;
     }
 
+    /**
+     * The token nacos-client's requests carry (called by {@link NacosTokenAuthPlugin} from nacos-client's threads, at
+     * a client's start and every few seconds): logs in over HTTPS when the token is missing or near its expiry. A
+     * failure keeps the last token (the watcher's own login reports a refusal on the status).
+     */
+    private String tokenForNacosClient() {
+        synchronized (tokenLogin) {
+            try {
+                tokenLogin.login();
+            } catch (IOException e) {
+                log.debug("registry={} login for nacos-client failed: {}", registry, e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return tokenLogin.token();
+        }
+    }
+
     private Properties clientProperties(String namespace) {
         Properties p = new Properties();
         p.setProperty(PropertyKeyConst.SERVER_ADDR, String.join(",", config.addresses()));
         p.setProperty(PropertyKeyConst.NAMESPACE, namespace);
         p.setProperty(PropertyKeyConst.CONTEXT_PATH, options.contextPath().isEmpty() ? "/" : options.contextPath());
-        if (options.username() != null) {
+        if (tokenSource != null) {
+            // no username: nacos-client's own login plugin stays idle, ours hands it the token
+            p.setProperty(NacosTokenAuthPlugin.SOURCE_PROPERTY, tokenSource);
+        } else if (options.username() != null) {
             p.setProperty(PropertyKeyConst.USERNAME, options.username().resolve());
             p.setProperty(PropertyKeyConst.PASSWORD, options.password().resolve());
         }

@@ -177,6 +177,8 @@ public final class NacosTestServer implements AutoCloseable {
     private final Map<String, String> readerPasswords;
     private final Map<String, Set<String>> readerNamespaces;
     private final Map<String, String> tokenUsers = new ConcurrentHashMap<>();
+    /** By namespace, the users whose token came with an accepted gRPC subscription. */
+    private final Map<String, Set<String>> subscribers = new ConcurrentHashMap<>();
     /** While a restarted server is "starting": when the next connection may be admitted (nanos), and the step. */
     private long admitNextAt;
 
@@ -298,6 +300,11 @@ public final class NacosTestServer implements AutoCloseable {
     /** The access-key verifier (null without {@link Builder#accessKey}): what it accepted and refused, by channel. */
     public NacosSignatureVerifier signatures() {
         return verifier;
+    }
+
+    /** With {@link Builder#auth}: the users whose token came with an accepted gRPC subscription in a namespace. */
+    public Set<String> subscribers(String namespace) {
+        return Set.copyOf(subscribers.getOrDefault(namespace, Set.of()));
     }
 
     public static Builder builder() {
@@ -706,6 +713,14 @@ public final class NacosTestServer implements AutoCloseable {
                     ? null
                     : id(r).group() + "@@" + r.getServiceName();
             authProblem = verifier.problem("grpc", request::getHeader, service);
+        }
+        if (authProblem == null && username != null && request instanceof SubscribeServiceRequest r) {
+            String user = tokenUsers.get(String.valueOf(request.getHeader("accessToken")));
+            if (user != null) {
+                subscribers
+                        .computeIfAbsent(r.getNamespace(), k -> ConcurrentHashMap.newKeySet())
+                        .add(user);
+            }
         }
         if (authProblem != null) {
             Response denied = emptyResponseFor(request);
