@@ -154,6 +154,11 @@ final class NacosHttpApi {
         tokenExpiry = clock.instant().plusSeconds(Math.max(10, ttl * 9 / 10));
     }
 
+    /** Drops the token, so that the next {@link #login} logs in again (the server refused it). */
+    void forgetToken() {
+        token = null;
+    }
+
     /** The token of the last successful login: empty when the server has auth off, null before any login. */
     String token() {
         return token;

@@ -28,16 +28,23 @@ public final class NacosTokenAuthPlugin extends AbstractClientAuthService {
     /** The header (gRPC) and parameter (HTTP) Nacos's built-in auth plugin reads. */
     static final String ACCESS_TOKEN = "accessToken";
 
+    /** What nacos-client's {@code SecurityProxy.reLogin} sets on a plugin's context when the server refused a token. */
+    private static final String RELOGIN_FLAG = "reLoginFlag";
+
     /** Where a registry's token comes from; must be thread-safe (nacos-client calls it from its own threads). */
     @FunctionalInterface
     interface Source {
-        /** The current token, logging in first when it is missing or about to expire; null or empty for none. */
-        String token();
+        /**
+         * The current token, logging in first when it is missing or about to expire, or when {@code renew} (the
+         * server refused the last one); null or empty for none.
+         */
+        String token(boolean renew);
     }
 
     private static final Map<String, Source> SOURCES = new ConcurrentHashMap<>();
 
-    private volatile String token;
+    /** nacos-client's "reLoginFlag" (set by its {@code reLogin} after a refused token) lands on this context. */
+    private volatile LoginIdentityContext context = new LoginIdentityContext();
 
     /** Makes a source reachable by the clients given the returned id in {@link #SOURCE_PROPERTY}. */
     static String register(Source source) {
@@ -55,24 +62,24 @@ public final class NacosTokenAuthPlugin extends AbstractClientAuthService {
         String id = properties.getProperty(SOURCE_PROPERTY);
         Source source = id == null ? null : SOURCES.get(id);
         if (source == null) {
-            token = null;
+            context = new LoginIdentityContext();
             return false;
         }
-        String t = source.token();
-        token = t;
+        boolean renew = Boolean.parseBoolean(context.getParameter(RELOGIN_FLAG));
+        String t = source.token(renew);
+        LoginIdentityContext next = new LoginIdentityContext();
+        if (t != null && !t.isEmpty()) next.setParameter(ACCESS_TOKEN, t);
+        context = next;
         return t != null && !t.isEmpty();
     }
 
     @Override
     public LoginIdentityContext getLoginIdentityContext(RequestResource resource) {
-        LoginIdentityContext context = new LoginIdentityContext();
-        String t = token;
-        if (t != null && !t.isEmpty()) context.setParameter(ACCESS_TOKEN, t);
         return context;
     }
 
     @Override
     public void shutdown() {
-        token = null;
+        context = new LoginIdentityContext();
     }
 }

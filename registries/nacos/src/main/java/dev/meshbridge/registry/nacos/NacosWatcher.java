@@ -784,11 +784,13 @@ public final class NacosWatcher implements RegistryWatcher {
 
     /**
      * The token nacos-client's requests carry (called by {@link NacosTokenAuthPlugin} from nacos-client's threads, at
-     * a client's start and every few seconds): logs in over HTTPS when the token is missing or near its expiry. A
+     * a client's start and every few seconds): logs in over HTTPS when the token is missing or near its expiry, or
+     * when the server refused it ({@code renew}). A
      * failure keeps the last token (the watcher's own login reports a refusal on the status).
      */
-    private String tokenForNacosClient() {
+    private String tokenForNacosClient(boolean renew) {
         synchronized (tokenLogin) {
+            if (renew) tokenLogin.forgetToken();
             try {
                 tokenLogin.login();
             } catch (IOException e) {

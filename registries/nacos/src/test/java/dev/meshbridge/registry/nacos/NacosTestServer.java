@@ -307,6 +307,15 @@ public final class NacosTestServer implements AutoCloseable {
         return Set.copyOf(subscribers.getOrDefault(namespace, Set.of()));
     }
 
+    /**
+     * Makes every token issued so far invalid (as a real server whose token secret changed): requests carrying one are
+     * refused with {@code token invalid!} until the client logs in again; also forgets the recorded subscribers.
+     */
+    public void forgetTokens() {
+        tokens.clear();
+        subscribers.clear();
+    }
+
     public static Builder builder() {
         return new Builder();
     }

@@ -85,9 +85,17 @@ class NacosTlsLoginTest {
                 Duration.ofSeconds(3),
                 Clock.systemUTC());
         closing.add(login::close);
-        login.login();
-        String token = login.token();
-        String source = NacosTokenAuthPlugin.register(() -> token);
+        String source = NacosTokenAuthPlugin.register(renew -> {
+            synchronized (login) {
+                if (renew) login.forgetToken();
+                try {
+                    login.login();
+                } catch (Exception e) {
+                    return login.token();
+                }
+                return login.token();
+            }
+        });
         closing.add(() -> NacosTokenAuthPlugin.unregister(source));
 
         Properties p = new Properties();
@@ -134,6 +142,29 @@ class NacosTlsLoginTest {
         // nacos-client's subscription carried the token of the configured user
         assertThat(server.subscribers("public")).containsExactly("nacos");
         await().atMost(TestCatalog.TIMEOUT).until(() -> context.status().state() == RegistryStatus.State.UP);
+    }
+
+    @Test
+    void aTokenTheServerNoLongerAccepts_isRenewed_andTheWatcherResyncsAfterARestart() throws Exception {
+        register("public", "orders", "10.61.0.1");
+        watch("nacos-renew", "nacos", "admin-pw", "nacosNamespaceId: public");
+        catalog.awaitService(
+                "orders.default-group.public.nacos", s -> s.endpoints().size() == 1);
+
+        // every issued token becomes invalid, and every client reconnects: nacos-client's subscriptions are refused
+        // ("token invalid!") until its plugin gets a new token from the watcher's HTTPS login
+        server.forgetTokens();
+        server.restart();
+        await().atMost(TestCatalog.TIMEOUT)
+                .until(() -> server.subscribers("public").contains("nacos"));
+        register("public", "orders", "10.61.0.3");
+
+        assertThat(catalog.awaitService(
+                                "orders.default-group.public.nacos",
+                                s -> s.endpoints().size() == 2)
+                        .endpoints())
+                .extracting(Endpoint::address)
+                .containsExactlyInAnyOrder("10.61.0.1", "10.61.0.3");
     }
 
     @Test
