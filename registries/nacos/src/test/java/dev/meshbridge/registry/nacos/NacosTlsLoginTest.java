@@ -125,6 +125,14 @@ class NacosTlsLoginTest {
         return context;
     }
 
+    /** Waits until the catalog serves exactly these endpoint addresses under the host. */
+    private void assertServes(String host, String... addresses) {
+        assertThat(catalog.awaitService(host, s -> s.endpoints().size() == addresses.length)
+                        .endpoints())
+                .extracting(Endpoint::address)
+                .containsExactlyInAnyOrder(addresses);
+    }
+
     @Test
     void usernameAndPassword_overHttps_logIn_andTheWatcherSyncs() throws Exception {
         register("public", "orders", "10.61.0.1");
@@ -133,12 +141,7 @@ class NacosTlsLoginTest {
         WatcherContext context =
                 watch("nacos-login", "nacos", "admin-pw", "nacosNamespaceId: \"*\"", "nacosGroups: [\"*\"]");
 
-        assertThat(catalog.awaitService(
-                                "orders.default-group.public.nacos",
-                                s -> s.endpoints().size() == 1)
-                        .endpoints())
-                .extracting(Endpoint::address)
-                .containsExactly("10.61.0.1");
+        assertServes("orders.default-group.public.nacos", "10.61.0.1");
         // nacos-client's subscription carried the token of the configured user
         assertThat(server.subscribers("public")).containsExactly("nacos");
         await().atMost(TestCatalog.TIMEOUT).until(() -> context.status().state() == RegistryStatus.State.UP);
@@ -159,12 +162,7 @@ class NacosTlsLoginTest {
                 .until(() -> server.subscribers("public").contains("nacos"));
         register("public", "orders", "10.61.0.3");
 
-        assertThat(catalog.awaitService(
-                                "orders.default-group.public.nacos",
-                                s -> s.endpoints().size() == 2)
-                        .endpoints())
-                .extracting(Endpoint::address)
-                .containsExactlyInAnyOrder("10.61.0.1", "10.61.0.3");
+        assertServes("orders.default-group.public.nacos", "10.61.0.1", "10.61.0.3");
     }
 
     @Test
@@ -187,18 +185,8 @@ class NacosTlsLoginTest {
         watch("nacos-reader", "reader", "reader-pw", "nacosNamespaceId: public");
         watch("nacos-admin", "nacos", "admin-pw", "nacosNamespaceId: other");
 
-        assertThat(catalog.awaitService(
-                                "orders.default-group.public.nacos",
-                                s -> s.endpoints().size() == 1)
-                        .endpoints())
-                .extracting(Endpoint::address)
-                .containsExactly("10.61.0.1");
-        assertThat(catalog.awaitService(
-                                "billing.default-group.other.nacos",
-                                s -> s.endpoints().size() == 1)
-                        .endpoints())
-                .extracting(Endpoint::address)
-                .containsExactly("10.61.0.2");
+        assertServes("orders.default-group.public.nacos", "10.61.0.1");
+        assertServes("billing.default-group.other.nacos", "10.61.0.2");
         // the reader may read "public" only: each registry's nacos-client carried its own user's token
         assertThat(server.subscribers("public")).containsExactly("reader");
         assertThat(server.subscribers("other")).containsExactly("nacos");
