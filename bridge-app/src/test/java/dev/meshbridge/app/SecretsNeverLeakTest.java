@@ -119,8 +119,10 @@ class SecretsNeverLeakTest {
                 + " password: \"" + SECRET + "\"" + extraRegistryField + "}\n"
                 + "  - {type: nacos, name: nacos, addresses: [" + dead + "], syncTimeout: 1s, nacosUsername: nacos,"
                 + " nacosPassword: \"" + SECRET + "\", nacosAccessKey: ak, nacosSecretKey: \"" + SECRET + "\"}\n"
-                // Nacos over TLS (an encrypted client key) with access keys: both go into nacos-client's properties
+                // Nacos over TLS (an encrypted client key) with access keys: both go into nacos-client's properties;
+                // a user too, whose login goes over the watcher's HTTPS (nacos-client gets the token)
                 + "  - {type: nacos, name: nacos-tls, addresses: [" + dead + "], syncTimeout: 1s,"
+                + " nacosUsername: nacos, nacosPassword: \"" + SECRET + "\","
                 + " nacosGroups: [\"*\"], nacosAccessKey: ak, nacosSecretKey: \"" + SECRET + "\", tls: {caFile: "
                 + caFile + ", certFile: " + certFile + ", keyFile: " + keyFile + ", keyPassword: \"" + SECRET
                 + "\"}}\n"
