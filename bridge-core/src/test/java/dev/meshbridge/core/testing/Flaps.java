@@ -1,17 +1,21 @@
 package dev.meshbridge.core.testing;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.watch.Duplicates;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * What a client of the catalog would have seen go away: every event after a mark that takes away an endpoint (by
@@ -20,6 +24,22 @@ import java.util.Set;
 public final class Flaps {
 
     private Flaps() {}
+
+    /**
+     * While a restarted registry is held in a partial state and the watcher is back: with the rules on ({@code
+     * protectedRestart}), nothing served at {@code mark} may leave during a second of reads; without them (a negative
+     * control), waits until something has left.
+     */
+    public static void awaitWhilePartial(boolean protectedRestart, Supplier<List<RegistryEvent>> events, int mark) {
+        if (protectedRestart) {
+            await().during(Duration.ofSeconds(1))
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> since(events.get(), mark).isEmpty());
+        } else {
+            await().atMost(TestCatalog.TIMEOUT)
+                    .until(() -> !since(events.get(), mark).isEmpty());
+        }
+    }
 
     /**
      * The events after {@code mark} (an index into {@code events}) that removed something served at the mark, one line

@@ -95,15 +95,7 @@ class ConsulRestartTest {
                                                 .getResponse()
                                                 .size()
                                         == 1);
-                if (fields.length == 0) {
-                    // several reads of the partial catalog: nothing may leave
-                    await().during(Duration.ofSeconds(1))
-                            .atMost(Duration.ofSeconds(5))
-                            .until(() -> Flaps.since(events.events(), mark).isEmpty());
-                } else {
-                    await().atMost(TestCatalog.TIMEOUT)
-                            .until(() -> !Flaps.since(events.events(), mark).isEmpty());
-                }
+                Flaps.awaitWhilePartial(fields.length == 0, events::events, mark);
                 refill.complete(null);
                 // the agent has registered everything again, and the watcher reads it
                 await().atMost(TestCatalog.TIMEOUT)

@@ -108,15 +108,7 @@ class EurekaRestartTest {
                 second = EmbeddedEurekaServer.builder().port(port).start();
                 EmbeddedEurekaServer restarted = second;
                 await().atMost(TestCatalog.TIMEOUT).until(() -> status.state() == RegistryStatus.State.UP);
-                if (removals == RemovalPolicy.DEFAULT) {
-                    // several fetches of an empty registry: nothing may leave
-                    await().during(Duration.ofSeconds(1))
-                            .atMost(Duration.ofSeconds(5))
-                            .until(() -> Flaps.since(events.events(), mark).isEmpty());
-                } else {
-                    await().atMost(TestCatalog.TIMEOUT)
-                            .until(() -> !Flaps.since(events.events(), mark).isEmpty());
-                }
+                Flaps.awaitWhilePartial(removals == RemovalPolicy.DEFAULT, events::events, mark);
                 renewing.set(true);
                 await().atMost(TestCatalog.TIMEOUT)
                         .until(() -> count(restarted, "ORDERS") == 3

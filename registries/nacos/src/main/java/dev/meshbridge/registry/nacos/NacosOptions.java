@@ -90,52 +90,6 @@ public record NacosOptions(
         }
     }
 
-    /** The options without TLS (the shape before {@code tls} existed). */
-    public NacosOptions(
-            List<String> namespaceIds,
-            boolean allNamespaces,
-            String namespaceName,
-            List<String> groups,
-            boolean allGroups,
-            Duration refreshInterval,
-            List<String> allow,
-            List<String> deny,
-            Secret username,
-            Secret password,
-            Secret accessKey,
-            Secret secretKey,
-            String contextPath,
-            AddressServer addressServer,
-            Duration timeout,
-            boolean fuzzyWatch,
-            HostTemplate hostTemplate,
-            HostTemplate dubboInterfaceTemplate,
-            HostTemplate dubboApplicationTemplate,
-            String dubboConsumerApplication) {
-        this(
-                namespaceIds,
-                allNamespaces,
-                namespaceName,
-                groups,
-                allGroups,
-                refreshInterval,
-                allow,
-                deny,
-                username,
-                password,
-                accessKey,
-                secretKey,
-                contextPath,
-                addressServer,
-                timeout,
-                fuzzyWatch,
-                hostTemplate,
-                dubboInterfaceTemplate,
-                dubboApplicationTemplate,
-                dubboConsumerApplication,
-                null);
-    }
-
     /** Nacos's public namespace: its id on 2.x and 3.x servers. */
     public static final String PUBLIC_NAMESPACE = "public";
 

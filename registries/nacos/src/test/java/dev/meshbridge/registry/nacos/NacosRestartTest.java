@@ -94,15 +94,7 @@ class NacosRestartTest {
             server.restart(Duration.ofSeconds(2), Duration.ofMillis(300));
             await().atMost(TestCatalog.TIMEOUT).until(() -> status.state() == RegistryStatus.State.DOWN);
             await().atMost(TestCatalog.TIMEOUT.multipliedBy(2)).until(() -> status.state() == RegistryStatus.State.UP);
-            if (protectedRestart) {
-                // several refreshes over an empty server: nothing may leave
-                await().during(Duration.ofSeconds(1))
-                        .atMost(Duration.ofSeconds(5))
-                        .until(() -> Flaps.since(events.events(), mark).isEmpty());
-            } else {
-                await().atMost(TestCatalog.TIMEOUT)
-                        .until(() -> !Flaps.since(events.events(), mark).isEmpty());
-            }
+            Flaps.awaitWhilePartial(protectedRestart, events::events, mark);
             server.holdRegistrations(false);
             // every application is back in the server, and the watcher is connected again
             await().atMost(TestCatalog.TIMEOUT.multipliedBy(2))
