@@ -135,98 +135,26 @@ public record XdsOptions(
     }
 
     public XdsOptions withAddress(String bindAddress, int port) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
-                limits,
-                sdsClients,
-                sidecar,
-                tls);
+        return edit(e -> {
+            e.bindAddress = bindAddress;
+            e.port = port;
+        });
     }
 
     public XdsOptions withLbMetadataLabels(Set<String> labels) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                labels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
-                limits,
-                sdsClients,
-                sidecar,
-                tls);
+        return edit(e -> e.lbMetadataLabels = labels);
     }
 
     public XdsOptions withInitialSyncTimeout(Duration timeout) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                timeout,
-                nodeRoles,
-                limits,
-                sdsClients,
-                sidecar,
-                tls);
+        return edit(e -> e.initialSyncTimeout = timeout);
     }
 
     public XdsOptions withNodeRoles(NodeRoles roles) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                roles,
-                limits,
-                sdsClients,
-                sidecar,
-                tls);
+        return edit(e -> e.nodeRoles = roles);
     }
 
     public XdsOptions withIngress(Ingress ingress) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
-                limits,
-                sdsClients,
-                sidecar,
-                tls);
+        return edit(e -> e.ingress = ingress);
     }
 
     /** The same options with an 11-argument shape (no sidecar section): sidecars get the default listeners. */
@@ -261,79 +189,67 @@ public record XdsOptions(
     }
 
     public XdsOptions withTls(TlsOptions tls) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
-                limits,
-                sdsClients,
-                sidecar,
-                tls);
+        return edit(e -> e.tls = tls);
     }
 
     public XdsOptions withSidecar(SidecarOptions sidecar) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
-                limits,
-                sdsClients,
-                sidecar,
-                tls);
+        return edit(e -> e.sidecar = sidecar);
     }
 
     public XdsOptions withLimits(dev.meshbridge.ads.AdsLimits limits) {
-        return new XdsOptions(
-                bindAddress,
-                port,
-                connectTimeout,
-                grpcListeners,
-                lbMetadataLabels,
-                keepaliveTime,
-                maxConnectionAge,
-                ingress,
-                healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
-                limits,
-                sdsClients,
-                sidecar,
-                tls);
+        return edit(e -> e.limits = limits);
     }
 
     public XdsOptions withSdsClients(dev.meshbridge.ads.ClientNetworks clients) {
+        return edit(e -> e.sdsClients = clients);
+    }
+
+    /** A copy with {@code change} applied to the components the {@code with*} methods change. */
+    private XdsOptions edit(java.util.function.Consumer<Edit> change) {
+        Edit e = new Edit(this);
+        change.accept(e);
         return new XdsOptions(
-                bindAddress,
-                port,
+                e.bindAddress,
+                e.port,
                 connectTimeout,
                 grpcListeners,
-                lbMetadataLabels,
+                e.lbMetadataLabels,
                 keepaliveTime,
                 maxConnectionAge,
-                ingress,
+                e.ingress,
                 healthyPanicThreshold,
-                initialSyncTimeout,
-                nodeRoles,
-                limits,
-                clients,
-                sidecar,
-                tls);
+                e.initialSyncTimeout,
+                e.nodeRoles,
+                e.limits,
+                e.sdsClients,
+                e.sidecar,
+                e.tls);
+    }
+
+    private static final class Edit {
+        String bindAddress;
+        int port;
+        Set<String> lbMetadataLabels;
+        Ingress ingress;
+        Duration initialSyncTimeout;
+        NodeRoles nodeRoles;
+        dev.meshbridge.ads.AdsLimits limits;
+        dev.meshbridge.ads.ClientNetworks sdsClients;
+        SidecarOptions sidecar;
+        TlsOptions tls;
+
+        Edit(XdsOptions o) {
+            bindAddress = o.bindAddress;
+            port = o.port;
+            lbMetadataLabels = o.lbMetadataLabels;
+            ingress = o.ingress;
+            initialSyncTimeout = o.initialSyncTimeout;
+            nodeRoles = o.nodeRoles;
+            limits = o.limits;
+            sdsClients = o.sdsClients;
+            sidecar = o.sidecar;
+            tls = o.tls;
+        }
     }
 
     /** The translator options these give. */

@@ -51,78 +51,7 @@ public record RegistryConfig(
         Objects.requireNonNull(limits, "limits");
     }
 
-    /** An entry with the default limits. */
-    public RegistryConfig(
-            String type,
-            String name,
-            List<String> addresses,
-            EmptyServicePolicy emptyService,
-            Duration syncTimeout,
-            SortedMap<String, Integer> servicePorts,
-            Object options,
-            HostNamePolicy hostNames,
-            RemovalPolicy removals) {
-        this(
-                type,
-                name,
-                addresses,
-                emptyService,
-                syncTimeout,
-                servicePorts,
-                options,
-                hostNames,
-                removals,
-                RegistryLimits.DEFAULTS);
-    }
-
-    /** An entry with the default removal rules. */
-    public RegistryConfig(
-            String type,
-            String name,
-            List<String> addresses,
-            EmptyServicePolicy emptyService,
-            Duration syncTimeout,
-            SortedMap<String, Integer> servicePorts,
-            Object options,
-            HostNamePolicy hostNames,
-            RegistryLimits limits) {
-        this(
-                type,
-                name,
-                addresses,
-                emptyService,
-                syncTimeout,
-                servicePorts,
-                options,
-                hostNames,
-                RemovalPolicy.DEFAULT,
-                limits);
-    }
-
-    /** An entry with the default removal rules and limits. */
-    public RegistryConfig(
-            String type,
-            String name,
-            List<String> addresses,
-            EmptyServicePolicy emptyService,
-            Duration syncTimeout,
-            SortedMap<String, Integer> servicePorts,
-            Object options,
-            HostNamePolicy hostNames) {
-        this(
-                type,
-                name,
-                addresses,
-                emptyService,
-                syncTimeout,
-                servicePorts,
-                options,
-                hostNames,
-                RemovalPolicy.DEFAULT,
-                RegistryLimits.DEFAULTS);
-    }
-
-    /** An entry with the default host-name policy (resolve, refreshed every 30 s). */
+    /** An entry with the default host-name policy (resolve, refreshed every 30 s), removal rules and limits. */
     public RegistryConfig(
             String type,
             String name,
@@ -140,7 +69,8 @@ public record RegistryConfig(
                 servicePorts,
                 options,
                 HostNamePolicy.DEFAULT,
-                RemovalPolicy.DEFAULT);
+                RemovalPolicy.DEFAULT,
+                RegistryLimits.DEFAULTS);
     }
 
     /** The same entry with another host-name policy. */
