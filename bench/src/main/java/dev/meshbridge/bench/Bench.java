@@ -86,6 +86,13 @@ final class Bench {
             bridge = ingest(b, BridgeTarget::new);
             baseline = bounded(base, "cold ingest", () -> ingest(base, BaselineTarget::new));
             changeCost(b, bridge, base, baseline);
+            if (!load.baselineWithClients() && base.unfinished == null) {
+                // it cannot be fair with clients at this size (see LoadProfile.huge): its memory goes back now
+                base.leftOut.add(
+                        "the steady windows, the reconnect storm and many streams (the bridge alone runs them)");
+                if (baseline != null) baseline.close();
+                baseline = null;
+            }
             steady(b, bridge, base, baseline);
             if (base.unfinished != null) baseline = null; // stopped (and closed) where it did not finish
             if (bridge.mcpPort() > 0) {
@@ -95,7 +102,7 @@ final class Bench {
                 world.call(LONG, "mcp-close");
             }
             for (Side side : new Side[] {b, base}) {
-                if (side.unfinished != null) continue;
+                if (side.unfinished != null || (side == base && !load.baselineWithClients())) continue;
                 world.call(LONG, "fleet-use", side.name);
                 reconnect(side);
                 world.call(LONG, "fleet-close");
@@ -106,7 +113,7 @@ final class Bench {
             manyStreams(b, bridge);
             bridge.close();
             bridge = null;
-            if (base.unfinished == null) {
+            if (base.unfinished == null && load.baselineWithClients()) {
                 Side again = new Side("baseline-again");
                 baseline = bounded(base, "second cold ingest", () -> ingest(again, BaselineTarget::new));
                 if (baseline != null) {
@@ -319,7 +326,7 @@ final class Bench {
                 "%s: %,d ADS streams connect, %d at a time (%d Delta, %d SotW)",
                 side.name, streams, RAMP, half, streams - half);
         world.call(LONG, "fleet", half, streams - half, kind, services, instances, seed);
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CONNECT_LIMIT);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(load.connectLimitMillis());
         Map<String, String> r = Map.of();
         String stopped = "";
         int opened = 0;
@@ -338,7 +345,10 @@ final class Bench {
             opened = Integer.parseInt(r.get("opened"));
         }
         Map<String, String> out = new java.util.LinkedHashMap<>(r);
-        if (!stopped.isEmpty()) out.put("stopped", stopped);
+        if (!stopped.isEmpty()) {
+            out.put("stopped", stopped);
+            out.put("limitMs", Long.toString(load.connectLimitMillis()));
+        }
         log("%s: fleet %s", side.name, out);
         return out;
     }
@@ -406,7 +416,7 @@ final class Bench {
         Side[] sides = {b, base};
         Target[] targets = {bridge, baseline};
         SpiDriver[] drivers = new SpiDriver[2];
-        if (base.unfinished != null) targets[1] = null;
+        if (base.unfinished != null || baseline == null) targets[1] = null;
         for (int s = 0; s < 2; s++) {
             if (targets[s] == null) continue;
             world.call(LONG, "fleet-use", sides[s].name);
@@ -560,19 +570,108 @@ final class Bench {
                 log(
                         "%s: ZooKeeper ingest %d ms, served %d ms, retained %.1f MB",
                         side.name, side.zkIngestMillis, side.zkServedMillis, side.zkRetainedBytes / 1e6);
+                if (side.name.startsWith("baseline") && !load.baselineWithClients()) {
+                    side.leftOut.add("the ZooKeeper window (its ingest ran)");
+                    return;
+                }
                 side.zk.connect = fleet(side, target, "zk", load.streams(), catalog.services(), catalog.instances(), 3);
                 int count = (int) Math.round(load.rate() * load.zkSeconds());
-                window(
-                        side,
-                        "zookeeper",
-                        target,
-                        side.zk,
-                        count,
-                        false,
-                        () -> world.call(LONG, "zk-changes", load.rate(), load.zkSeconds(), load.probeEvery(), 41));
+                target.trace(true);
+                window(side, "zookeeper", target, side.zk, count, false, () -> {
+                    world.call(LONG, "zk-changes", load.rate(), load.zkSeconds(), load.probeEvery(), 41);
+                    side.zkStages.putAll(awaitCatalog(target, catalog, limit(side)));
+                });
+                zookeeperStages(side, target, catalog);
+                target.trace(false);
                 world.call(LONG, "fleet-close");
             }
         }
+    }
+
+    /** How long after the window's last write the harness waits for its changes to reach the bridge's catalog. */
+    static final long CATALOG_WAIT = TimeUnit.SECONDS.toMillis(60);
+
+    /** How long the clients may still receive after the window's report, to tell late deliveries from lost ones. */
+    static final long LATE_DRAIN = TimeUnit.SECONDS.toMillis(20);
+
+    /** A change of the window as the load process made it. */
+    private record Made(int id, long t0, int service) {}
+
+    private List<Made> made() throws Exception {
+        List<Made> out = new ArrayList<>();
+        String list = world.call(LONG, "changes-list").getOrDefault("list", "");
+        if (list.isEmpty()) return out;
+        for (String e : list.split(",")) {
+            String[] f = e.split(":");
+            out.add(new Made(Integer.parseInt(f[0]), Long.parseLong(f[1]), Integer.parseInt(f[2])));
+        }
+        return out;
+    }
+
+    /**
+     * After the window's last write: waits (at most {@link #CATALOG_WAIT}, or the side's limit) until every change
+     * of the window has reached the target's catalog (a snapshot handed to its servers held it, {@link
+     * Target#trace}), so that the window does not close on changes still on their way through ZooKeeper and the
+     * watcher; returns the write-to-catalog figures.
+     */
+    private Map<String, String> awaitCatalog(Target target, ZookeeperCatalog catalog, long limit) throws Exception {
+        List<Made> made = made();
+        long written = System.nanoTime();
+        long deadline = written + TimeUnit.MILLISECONDS.toNanos(Math.min(limit, CATALOG_WAIT));
+        int missing;
+        while (true) {
+            missing = 0;
+            for (Made m : made) if (target.inCatalog(catalog.host(m.service()), m.id()) < 0) missing++;
+            if (missing == 0 || System.nanoTime() > deadline) break;
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+        }
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        out.put("changes", Integer.toString(made.size()));
+        out.put("catalog.missing", Integer.toString(missing));
+        out.put("catalog.waitMs", Long.toString(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - written)));
+        List<Long> toCatalog = new ArrayList<>();
+        for (Made m : made) {
+            long at = target.inCatalog(catalog.host(m.service()), m.id());
+            if (at >= 0) toCatalog.add(at - m.t0());
+        }
+        dev.meshbridge.bench.report.Stats.put(out, "catalog", toCatalog);
+        return out;
+    }
+
+    /**
+     * Where a ZooKeeper write's time goes, and whether what did not arrive is late or lost: after the window's report,
+     * the clients' count again {@link #LATE_DRAIN} later; ZooKeeper's own providers of the changed services against
+     * what the writes should have left; then the clients' figures from the moment each change reached the bridge's
+     * catalog (the servers and the clients' share).
+     */
+    private void zookeeperStages(Side side, Target target, ZookeeperCatalog catalog) throws Exception {
+        Map<String, String> st = side.zkStages;
+        double undelivered = Double.parseDouble(side.zk.report.getOrDefault("all.undelivered", "0"));
+        if (undelivered > 0) {
+            Map<String, String> late = world.call(LONG + LATE_DRAIN, "report", LATE_DRAIN);
+            st.put("late.drainMs", Long.toString(LATE_DRAIN));
+            st.put("late.undelivered", late.get("all.undelivered"));
+            st.put("late.expected", late.get("all.expected"));
+        }
+        Map<String, String> zk = world.call(LONG, "zk-verify");
+        zk.forEach((k, v) -> st.put("zk." + k, v));
+        for (Made m : made()) {
+            long at = target.inCatalog(catalog.host(m.service()), m.id());
+            if (at >= 0) world.retime(m.id(), at);
+        }
+        Map<String, String> fromCatalog = world.call(LONG, "report", 0);
+        for (String k : new String[] {
+            "delta.toAll.p50",
+            "delta.toAll.p99",
+            "all.delivery.p50",
+            "all.delivery.p99",
+            "all.delivery.max",
+            "all.undelivered",
+            "all.expected"
+        }) {
+            if (fromCatalog.containsKey(k)) st.put("fromCatalog." + k, fromCatalog.get(k));
+        }
+        log("%s: ZooKeeper window stages %s", side.name, st);
     }
 
     private RegistryConfig zookeeperConfig(String address) throws Exception {

@@ -540,7 +540,10 @@ final class Figures {
         if (w.connect.isEmpty() || synced >= streams) return "";
         String why = "heap".equals(w.connect.get("stopped"))
                 ? ", the rest not started: the heap after GC passed " + fmt("%.0f%%", Bench.HEAP_GUARD * 100)
-                : ", the rest not started within " + Bench.CONNECT_LIMIT / 1000 + " s";
+                : ", the rest not started within "
+                        + (long) (w.connect.containsKey("limitMs") ? num(w.connect, "limitMs") : Bench.CONNECT_LIMIT)
+                                / 1000
+                        + " s";
         return fmt(" [only %.0f of %.0f streams connected%s]", synced, streams, why);
     }
 

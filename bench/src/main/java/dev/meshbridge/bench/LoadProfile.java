@@ -27,6 +27,11 @@ package dev.meshbridge.bench;
  * @param pairs pairs of interleaved steady windows (bridge, baseline, bridge, baseline...) and of interleaved blocks
  *     of single changes
  * @param pairSeconds length of each interleaved steady window
+ * @param baselineLimitMillis see {@link #baselineLimit()}
+ * @param baselineWithClients whether the baseline also runs the phases with a client fleet (the steady windows, the
+ *     reconnect storm, many streams, the ZooKeeper window); without, it runs its cold ingests and the single changes
+ *     only (see {@link #huge()})
+ * @param connectLimitMillis how long a fleet may take to connect before its window starts with whatever is connected
  */
 record LoadProfile(
         String name,
@@ -51,35 +56,115 @@ record LoadProfile(
         long drainMillis,
         int pairs,
         double pairSeconds,
-        long baselineLimitMillis) {
+        long baselineLimitMillis,
+        boolean baselineWithClients,
+        long connectLimitMillis) {
 
     static LoadProfile full() {
         return new LoadProfile(
-                "full", 10_000, 10, 1_000, 5_000, 50, 30, 20, 25, 10_000, 1_000, 60, 20, 10_000, 10, 30, true, 1000,
-                "4g", 3000, 6, 5, 0);
+                "full",
+                10_000,
+                10,
+                1_000,
+                5_000,
+                50,
+                30,
+                20,
+                25,
+                10_000,
+                1_000,
+                60,
+                20,
+                10_000,
+                10,
+                30,
+                true,
+                1000,
+                "4g",
+                3000,
+                6,
+                5,
+                0,
+                true,
+                Bench.CONNECT_LIMIT);
     }
 
     static LoadProfile quick() {
         return new LoadProfile(
-                "quick", 2_000, 10, 200, 1_000, 50, 10, 8, 25, 3_000, 300, 30, 10, 2_000, 10, 10, true, 300, "2g", 2000,
-                5, 3, 0);
+                "quick",
+                2_000,
+                10,
+                200,
+                1_000,
+                50,
+                10,
+                8,
+                25,
+                3_000,
+                300,
+                30,
+                10,
+                2_000,
+                10,
+                10,
+                true,
+                300,
+                "2g",
+                2000,
+                5,
+                3,
+                0,
+                true,
+                Bench.CONNECT_LIMIT);
     }
 
     /** A tiny load that checks the harness end to end in seconds (the module's test). */
     static LoadProfile smoke() {
         return new LoadProfile(
-                "smoke", 30, 4, 6, 10, 50, 1.5, 1, 10, 100, 20, 5, 3, 30, 4, 1.5, false, 100, "512m", 500, 2, 1, 0);
+                "smoke",
+                30,
+                4,
+                6,
+                10,
+                50,
+                1.5,
+                1,
+                10,
+                100,
+                20,
+                5,
+                3,
+                30,
+                4,
+                1.5,
+                false,
+                100,
+                "512m",
+                500,
+                2,
+                1,
+                0,
+                true,
+                Bench.CONNECT_LIMIT);
     }
 
     /**
      * Ten times the reference load: 100,000 services x 10 (a million endpoints), 1,000 streams, 10,000 streams (issue
      * 22's goals); no JMH (the default run has it). The bridge JVM needs a larger heap ({@code bench/run --huge} asks
-     * for 8 GB: both sides' catalogs are held at once during the interleaved windows).
+     * for 8 GB: both sides' catalogs are held at once during the single-change blocks).
+     *
+     * <p>The baseline runs its cold ingests and the single-change blocks, and is left out of every phase with clients:
+     * java-control-plane's ADS Delta server treats CDS and LDS as wildcard whatever a client subscribes to, so each of
+     * its Delta streams would receive all 100,000 clusters (tens of MB) on connecting and again as they change; on
+     * these 2 cores parsing that swamps the clients' JVM and every latency measured then is the clients', not a
+     * server's (the first attempt connected 50 of 1,000 baseline streams in 90 s and stretched the bridge's 3 s window
+     * to 79 s). Its rebuild of a whole snapshot per change also takes longer at this size than the 20 ms between two
+     * changes of the steady load. A fleet may take 4 minutes to connect here (10,000 streams).
      */
     static LoadProfile huge() {
         return new LoadProfile(
                 "huge", 100_000, 10, 1_000, 10_000, 50, 30, 20, 25, 10_000, 1_000, 20, 10, 100_000, 10, 20, false, 1000,
-                "5g", 3000, 3, 3, 240_000);
+                "5g", 3000, 3, 3, 240_000, false, 240_000);
     }
 
     /**

@@ -71,6 +71,9 @@ final class Side {
     /** Null, or the ZooKeeper ingest it did not finish in time. */
     String zkUnfinished;
 
+    /** Phases this side was deliberately left out of (the load says why), for the results file. */
+    final List<String> leftOut = new ArrayList<>();
+
     // cold ingest through the SPI
     long ingestMillis = -1;
     long servedMillis = -1;
@@ -110,6 +113,8 @@ final class Side {
     long zkServedMillis = -1;
     long zkRetainedBytes = -1;
     final Window zk = new Window();
+    /** Where the ZooKeeper window's time went (see {@code Bench.zookeeperStages}). */
+    final Map<String, String> zkStages = new LinkedHashMap<>();
 
     Side(String name) {
         this.name = name;

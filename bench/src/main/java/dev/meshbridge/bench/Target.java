@@ -1,8 +1,15 @@
 package dev.meshbridge.bench;
 
+import dev.meshbridge.bench.load.ChangeIds;
 import dev.meshbridge.core.aggregate.ServiceAggregator;
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.MeshSnapshot;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
@@ -22,11 +29,63 @@ abstract class Target implements AutoCloseable {
     /** Waits for the first snapshot with this many services and endpoints. */
     private record Expectation(int services, long endpoints, CompletableFuture<Long> reached) {}
 
+    /**
+     * While tracing, per host: when a snapshot first held each larger change id ({@link ChangeIds}) among the host's
+     * endpoints' ports, i.e. when a change had reached the catalog the servers are handed (the listener runs after
+     * theirs were given the snapshot). Written on the aggregator's thread, read by the harness.
+     */
+    private final Map<String, IdLog> traced = new ConcurrentHashMap<>();
+
+    private volatile boolean tracing;
+
+    /** The change ids a host's snapshots showed, in order, with the time each first showed. */
+    static final class IdLog {
+        private int max;
+        private final List<long[]> seen = new ArrayList<>();
+
+        synchronized void offer(int id, long nanos) {
+            if (id <= max) return;
+            max = id;
+            seen.add(new long[] {id, nanos});
+        }
+
+        /** When a snapshot first held change {@code id} or a later one of the host, or -1. */
+        synchronized long firstAtOrAfter(int id) {
+            for (long[] s : seen) if (s[0] >= id) return s[1];
+            return -1;
+        }
+    }
+
+    /** Starts (forgetting what was traced) or stops tracing the change ids that reach the catalog. */
+    final void trace(boolean on) {
+        if (on) traced.clear();
+        tracing = on;
+    }
+
+    /** When a snapshot first held change {@code id} (or a later one) of {@code host}, or -1; see {@link #trace}. */
+    final long inCatalog(String host, int id) {
+        IdLog log = traced.get(host);
+        return log == null ? -1 : log.firstAtOrAfter(id);
+    }
+
+    private void traceChanges(MeshSnapshot s, long now) {
+        for (String host : s.changed()) {
+            MeshService service = s.service(host);
+            if (service == null) continue;
+            int max = 0;
+            for (Endpoint e : service.endpoints()) {
+                for (int port : e.ports().values()) max = Math.max(max, ChangeIds.id(port));
+            }
+            if (max > 0) traced.computeIfAbsent(host, h -> new IdLog()).offer(max, now);
+        }
+    }
+
     /** Subscribes the servers, then the harness's own listener (so it sees a snapshot after the servers got it). */
     final void subscribeAll() {
         subscribeServers(aggregator);
         aggregator
                 .subscribe(s -> {
+                    if (tracing) traceChanges(s, System.nanoTime());
                     last.set(s);
                     Expectation e = expectation.get();
                     if (e != null && s.serviceCount() == e.services() && s.endpointCount() == e.endpoints()) {

@@ -58,6 +58,13 @@ public final class WorldMain {
                         .add(c);
                 continue;
             }
+            if (a[0].equals("retime")) {
+                // retime <id> <nanos>: the change's time becomes another stage's (no answer), for a report from there
+                int id = Integer.parseInt(a[1]);
+                long nanos = Long.parseLong(a[2]);
+                world.changes.replaceAll(c -> c.id() == id ? new AdsFleet.Change(id, nanos, c.service()) : c);
+                continue;
+            }
             try {
                 Map<String, String> result = world.handle(a);
                 StringBuilder b = new StringBuilder("ok");
@@ -194,6 +201,19 @@ public final class WorldMain {
             case "mcp-close" -> {
                 if (istiod != null) istiod.close();
                 istiod = null;
+            }
+            case "changes-list" -> {
+                // the window's changes: id:t0:service,...
+                StringBuilder b = new StringBuilder();
+                for (AdsFleet.Change c : changes) {
+                    if (b.length() > 0) b.append(',');
+                    b.append(c.id()).append(':').append(c.t0()).append(':').append(c.service());
+                }
+                r.put("list", b.toString());
+            }
+            case "zk-verify" -> {
+                // the window's changed services as ZooKeeper holds them now, against what the changes should have left
+                r.putAll(zookeeper.verify(changes));
             }
             case "zk-start" -> {
                 zookeeper = new ZookeeperLoad();

@@ -127,6 +127,36 @@ final class ZookeeperLoad implements AutoCloseable {
         return made;
     }
 
+    /**
+     * Lists the providers of every service the changes touched, as ZooKeeper holds them now, against what the changes
+     * should have left there: {@code services}, {@code missing} (znodes expected but absent), {@code extra} (znodes
+     * present but not expected: an old registration not removed).
+     */
+    Map<String, String> verify(List<AdsFleet.Change> changes) throws Exception {
+        java.util.Set<Integer> services = new java.util.TreeSet<>();
+        for (AdsFleet.Change c : changes) services.add(c.service());
+        int missing = 0;
+        int extra = 0;
+        for (int s : services) {
+            java.util.Set<String> expected = new java.util.HashSet<>();
+            for (int slot = 0; slot < catalog.instances(); slot++) {
+                String url = current.get(key(s, slot));
+                String node = znode(url);
+                expected.add(node.substring(node.lastIndexOf('/') + 1));
+            }
+            String dir = "/dubbo/" + URL.encode(ZookeeperCatalog.iface(s)) + "/providers";
+            java.util.Set<String> present =
+                    new java.util.HashSet<>(client.getChildren().forPath(dir));
+            for (String e : expected) if (!present.remove(e)) missing++;
+            extra += present.size();
+        }
+        Map<String, String> r = new java.util.LinkedHashMap<>();
+        r.put("services", Integer.toString(services.size()));
+        r.put("missing", Integer.toString(missing));
+        r.put("extra", Integer.toString(extra));
+        return r;
+    }
+
     @Override
     public void close() throws Exception {
         if (dubbo != null) dubbo.close();
