@@ -546,8 +546,8 @@ final class Bench {
         try (Target target = factory.create()) {
             RegistryConfig config = zookeeperConfig(address);
             target.aggregator().configureRegistry(config.name(), config.emptyService());
-            WatcherContext context =
-                    new WatcherContext(config, target.aggregator(), new RegistryStatus(config.name(), config.type()));
+            RegistryStatus status = new RegistryStatus(config.name(), config.type());
+            WatcherContext context = new WatcherContext(config, target.aggregator(), status);
             try (RegistryWatcher watcher =
                     RegistriesConfig.loadProviders().get(config.type()).create(config, context)) {
                 log("%s: the ZooKeeper watcher reads %,d providers", side.name, endpoints);
@@ -577,10 +577,14 @@ final class Bench {
                 side.zk.connect = fleet(side, target, "zk", load.streams(), catalog.services(), catalog.instances(), 3);
                 int count = (int) Math.round(load.rate() * load.zkSeconds());
                 target.trace(true);
+                long skipped0 = status.skippedCount();
                 window(side, "zookeeper", target, side.zk, count, false, () -> {
                     world.call(LONG, "zk-changes", load.rate(), load.zkSeconds(), load.probeEvery(), 41);
                     side.zkStages.putAll(awaitCatalog(target, catalog, limit(side)));
                 });
+                side.zkStages.put("watcher.skipped", Long.toString(status.skippedCount() - skipped0));
+                side.zkStages.put(
+                        "watcher.lastError", String.valueOf(status.lastError()).replace(' ', '_'));
                 zookeeperStages(side, target, catalog);
                 target.trace(false);
                 world.call(LONG, "fleet-close");
@@ -675,13 +679,17 @@ final class Bench {
     }
 
     private RegistryConfig zookeeperConfig(String address) throws Exception {
-        // the registry's limits sized to the load (the defaults, 20,000 services and 200,000 instances, would leave
-        // most of the huge load out)
+        // the registry's limits sized to the load with the defaults' headroom (20,000 services and 200,000 instances,
+        // twice the reference load): limits of exactly the catalog's size refuse every change of the window, since a
+        // provider that comes back on a new port is sent next to its old registration for the re-registration window
+        // (one instance more than the catalog), and the refused service keeps what it had
         long providers = (long) load.zkServices() * load.zkInstances();
+        long headroom = Long.getLong("bench.zkHeadroomPercent", 100);
         String yaml = "registries:\n  - type: zookeeper\n    name: " + ZookeeperCatalog.REGISTRY
                 + "\n    addresses: [\"" + address + "\"]\n    zkServicesPath: [/dubbo]\n"
-                + "    limits:\n      maxServices: " + Math.max(20_000, load.zkServices()) + "\n      maxInstances: "
-                + Math.max(200_000, providers) + "\n";
+                + "    limits:\n      maxServices: "
+                + Math.max(20_000, load.zkServices() + load.zkServices() * headroom / 100) + "\n      maxInstances: "
+                + (headroom == 0 ? providers : Math.max(200_000, providers + providers * headroom / 100)) + "\n";
         ConfigNode root = ConfigNode.parse("bench.yaml", yaml);
         List<RegistryConfig> list = RegistriesConfig.parse(root, RegistriesConfig.loadProviders());
         root.finish();
