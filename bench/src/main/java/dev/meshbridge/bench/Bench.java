@@ -458,6 +458,12 @@ final class Bench {
             if (targets[s] == null) continue;
             world.call(LONG, "fleet-use", sides[s].name);
             sides[s].steady.report = world.call(LONG, "report-all", 0);
+            // the pooled report spans the windows: the clients' CPU is theirs summed
+            long worldCpu = 0;
+            for (Side.Window w : sides[s].windows) {
+                worldCpu += Long.parseLong(w.report.getOrDefault("worldCpuMs", "0"));
+            }
+            sides[s].steady.report.put("worldCpuMs", Long.toString(worldCpu));
         }
     }
 

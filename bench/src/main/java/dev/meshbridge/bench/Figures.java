@@ -54,13 +54,13 @@ final class Figures {
                 figure,
                 "p50 <= 60 ms, p99 <= 200 ms",
                 measured,
-                "ADS fleet: " + latency(base.steady.report, "delta.toAll") + undelivered(base.steady.report, "delta")
-                        + connected(base.steady),
-                windowRatios("delta.toAll.p99").describe("p99") + "; "
+                withClients("ADS fleet: " + latency(base.steady.report, "delta.toAll")
+                        + undelivered(base.steady.report, "delta") + connected(base.steady)),
+                withClientsRatio(windowRatios("delta.toAll.p99").describe("p99") + "; "
                         + windowRatios("delta.toAll.p50").describe("p50")
                         + (num(base.steady.connect, "synced") < num(b.steady.connect, "synced")
                                 ? " (ADS fleet; the baseline with fewer streams)"
-                                : " (ADS fleet)"),
+                                : " (ADS fleet)")),
                 verdict(plainMet && istiodMet));
         if (!plainMet) {
             out.note(
@@ -166,10 +166,10 @@ final class Figures {
                 latency(b.zk.report, "delta.delivery") + " (Delta); SotW p99 "
                         + fmt("%.0f ms", num(b.zk.report, "sotw.delivery.p99")) + undelivered(b.zk.report, "delta")
                         + connected(b.zk),
-                latency(base.zk.report, "delta.delivery") + " (Delta); SotW p99 "
+                withClients(latency(base.zk.report, "delta.delivery") + " (Delta); SotW p99 "
                         + fmt("%.0f ms", num(base.zk.report, "sotw.delivery.p99"))
-                        + undelivered(base.zk.report, "delta") + connected(base.zk),
-                ratio(num(base.zk.report, "delta.delivery.p99"), p99, "p99"),
+                        + undelivered(base.zk.report, "delta") + connected(base.zk)),
+                withClientsRatio(ratio(num(base.zk.report, "delta.delivery.p99"), p99, "p99")),
                 verdict(met));
         if (!met) {
             out.note("**ZooKeeper write to client (missed: p99 " + fmt("%.0f", p99) + " ms).** The path: Dubbo's "
@@ -348,8 +348,9 @@ final class Figures {
                 figure,
                 goal,
                 bytes(b.steady.report) + connected(b.steady),
-                bytes(base.steady.report) + connected(base.steady),
-                ratio(perStream(base.steady), perStream(b.steady), "bytes per connected stream per change"),
+                withClients(bytes(base.steady.report) + connected(base.steady)),
+                withClientsRatio(
+                        ratio(perStream(base.steady), perStream(b.steady), "bytes per connected stream per change")),
                 verdict(met));
         if (!met) {
             double perEndpoint =
@@ -457,8 +458,8 @@ final class Figures {
                 figure + " (" + fmt("%,d", r.load.bigStreams()) + " streams)",
                 goal,
                 big(b),
-                big(base),
-                bigRatio(p99),
+                withClients(big(base)),
+                withClientsRatio(bigRatio(p99)),
                 verdict(met));
         if (!met) {
             out.note("**" + fmt("%,d", r.load.bigStreams()) + " streams (missed).** " + big(b) + ". "
@@ -507,9 +508,9 @@ final class Figures {
                 figure,
                 "all ACKed in <= 20 s",
                 reconnect(b.reconnect),
-                reconnect(base.reconnect),
-                (num(base.reconnect, "synced") < num(base.reconnect, "streams") ? "> " : "")
-                        + ratio(num(base.reconnect, "millis"), ms, "time"),
+                withClients(reconnect(base.reconnect)),
+                withClientsRatio((num(base.reconnect, "synced") < num(base.reconnect, "streams") ? "> " : "")
+                        + ratio(num(base.reconnect, "millis"), ms, "time")),
                 verdict(met));
         if (!met) {
             out.note("**Reconnect storm (missed).** " + reconnect(b.reconnect) + ". Every client drops its connection "
@@ -527,6 +528,15 @@ final class Figures {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** The baseline's cell of a figure measured with clients, or why it has none at this load. */
+    private String withClients(String cell) {
+        return r.load.baselineWithClients() ? cell : "left out at this size (see \"Left out at this size\")";
+    }
+
+    private String withClientsRatio(String cell) {
+        return r.load.baselineWithClients() ? cell : "-";
+    }
 
     private static String latency(Map<String, String> m, String prefix) {
         if (m.isEmpty() || Double.isNaN(num(m, prefix + ".p50"))) return "-";

@@ -286,6 +286,13 @@ final class ResultsWriter {
         if (b.windows.isEmpty() && b.blocks.isEmpty()) return;
         line("## Interleaved windows");
         line();
+        if (!r.load.baselineWithClients()) {
+            line("At this size the baseline was left out of the windows with clients (see \"Left out at this size\"):"
+                    + " the steady windows below are the bridge's alone, each " + fmt("%.0f", r.load.pairSeconds())
+                    + " s with its fleet of " + fmt("%,d", r.load.streams()) + " streams; the single-change blocks"
+                    + " still alternate with the baseline's.");
+            line();
+        }
         line(
                 "Both sides hold the same catalog at once, each with its own fleet of " + fmt("%,d", r.load.streams())
                         + " streams (same subscriptions) connected; the harness sends the steady load to one side for "
