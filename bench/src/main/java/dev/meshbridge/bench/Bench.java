@@ -486,7 +486,9 @@ final class Bench {
 
     private void singleChangesSeenByIstiod(Side side, Target target) throws Exception {
         log("%s: %d single changes, ServiceEntry versions istiod sees change", side.name, load.mcpChanges());
-        int total = quietMcp();
+        // the window's last pushes may still be on their way (the MCP server paces them 2 s apart, and each is the whole
+        // set: 200 MB at a million endpoints), so first a quiet longer than the pacing plus a whole set's transfer
+        int total = quietMcp(QUIET_AFTER_WINDOW + load.services() / 10);
         SpiDriver driver = new SpiDriver(spi, target.aggregator(), null, timedIds::getAndIncrement, 29);
         for (int k = 0; k < load.mcpChanges(); k++) {
             driver.change(driver.randomService());
@@ -494,18 +496,24 @@ final class Bench {
             side.mcpChanged.add(Integer.parseInt(r.get("changed")));
             side.mcpResources.add(Integer.parseInt(r.get("resources")));
             side.mcpBytes.add(Integer.parseInt(r.get("bytes")));
-            total = quietMcp();
+            total = quietMcp(QUIET);
         }
     }
 
-    /** Waits until the istiod-like client stopped receiving ServiceEntry responses; returns how many it had. */
-    private int quietMcp() throws Exception {
+    private static final long QUIET = 300;
+    private static final long QUIET_AFTER_WINDOW = 3_000;
+
+    /**
+     * Waits until the istiod-like client received no ServiceEntry response for {@code quietMillis}; returns how many it
+     * had.
+     */
+    private int quietMcp(long quietMillis) throws Exception {
         int last = -1;
         while (true) {
             int now = Integer.parseInt(world.call(LONG, "mcp-stats", 0).get("total"));
             if (now == last) return now;
             last = now;
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300));
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(quietMillis));
         }
     }
 
