@@ -486,8 +486,9 @@ final class Bench {
 
     private void singleChangesSeenByIstiod(Side side, Target target) throws Exception {
         log("%s: %d single changes, ServiceEntry versions istiod sees change", side.name, load.mcpChanges());
-        // the window's last pushes may still be on their way (the MCP server paces them 2 s apart, and each is the whole
-        // set: 200 MB at a million endpoints), so first a quiet longer than the pacing plus a whole set's transfer
+        // the window's last pushes may still be on their way (the MCP server paces them 2 s apart, and each is the
+        // whole set: 200 MB at a million endpoints), so first a quiet longer than the pacing plus a whole set's
+        // transfer
         int total = quietMcp(QUIET_AFTER_WINDOW + load.services() / 10);
         SpiDriver driver = new SpiDriver(spi, target.aggregator(), null, timedIds::getAndIncrement, 29);
         for (int k = 0; k < load.mcpChanges(); k++) {
