@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  * push): for each size, ingest the synthetic catalog through the SPI, warm up, then CPU and allocation of the
  * aggregator, xDS and MCP threads per single-instance change, each published and applied before the next. For working
  * on the change path: {@code java -cp <class path> dev.meshbridge.bench.ChangeCostMain changes services...}; {@code -Djfr=PREFIX} records
- * JFR (profile settings) over the measured changes only.
+ * JFR (profile settings) over the measured changes only, {@code -Djfr.period=MILLIS} its execution sample period.
  */
 public final class ChangeCostMain {
 
@@ -60,6 +60,11 @@ public final class ChangeCostMain {
             jdk.jfr.Recording recording = null;
             if (jfr != null) {
                 recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+                // -Djfr.period=1 samples every millisecond: a change costs a fraction of one, and 10 ms leaves few
+                // samples
+                recording
+                        .enable("jdk.ExecutionSample")
+                        .withPeriod(java.time.Duration.ofMillis(Integer.getInteger("jfr.period", 10)));
                 recording.setDestination(java.nio.file.Path.of(jfr + "-" + services + ".jfr"));
                 recording.start();
             }
