@@ -291,10 +291,8 @@ public final class ServiceEntryTranslator {
                 cacheable[count] = true;
             } else {
                 int notesBefore = notes.size();
-                WorkloadEntry we = workload(e, portNames, null, notes);
-                if (we == null) continue;
-                if (!IstioValidation.workloadEntry(we, portNames).isEmpty()) return null;
-                made[count] = McpResource.deterministicBytes(we);
+                made[count] = workloadBytes(e, portNames, notes);
+                if (made[count] == null) continue;
                 length[count] = made[count].size();
                 cacheable[count] = notes.size() == notesBefore;
             }
@@ -349,6 +347,95 @@ public final class ServiceEntryTranslator {
                 next);
     }
 
+    private static final int WE_PORTS_TAG = (WorkloadEntry.PORTS_FIELD_NUMBER << 3) | 2;
+    private static final int WE_LABELS_TAG = (WorkloadEntry.LABELS_FIELD_NUMBER << 3) | 2;
+
+    /**
+     * The bytes of {@link #workload}'s WorkloadEntry (without a selector), as deterministic serialization writes them
+     * (fields in number order, map entries sorted by key, each entry with its key and value), with the same notes;
+     * null when it leaves the endpoint out. Nothing to check after: the address is an IP (checked here), the ports
+     * kept are the ServiceEntry's (checked as DNS-1123 labels with it) and in 1..65535 ({@link Endpoint} refuses
+     * others), the labels valid ({@link Endpoint} refuses others), and the locality is written only when {@link
+     * #locality} made it of whole parts, which is what {@link IstioValidation#workloadEntry} checks.
+     */
+    static ByteString workloadBytes(Endpoint e, Set<String> portNames, List<String> notes) {
+        String address = e.address();
+        if (!IpLiterals.isIp(address)) {
+            notes.add("endpoint " + describe(e) + " left out: '" + address
+                    + "' is not an IP address, and a STATIC ServiceEntry needs one");
+            return null;
+        }
+        Map<String, Integer> ports = naturalOrder(e.ports());
+        Map<String, String> labels = naturalOrder(e.labels());
+        int size = CodedOutputStream.computeStringSize(WorkloadEntry.ADDRESS_FIELD_NUMBER, address);
+        int kept = 0;
+        for (Map.Entry<String, Integer> port : ports.entrySet()) {
+            if (portNames.contains(port.getKey())) {
+                int entry = portEntrySize(port);
+                size += 1 + CodedOutputStream.computeUInt32SizeNoTag(entry) + entry;
+                kept++;
+            } else {
+                notes.add("endpoint " + describe(e) + ": port '" + port.getKey() + "' is not a port of the service "
+                        + portNames + "; left out");
+            }
+        }
+        if (kept == 0) {
+            notes.add("endpoint " + describe(e) + " left out: none of its ports is a port of the service");
+            return null;
+        }
+        for (Map.Entry<String, String> l : labels.entrySet()) {
+            int entry = labelEntrySize(l);
+            size += 1 + CodedOutputStream.computeUInt32SizeNoTag(entry) + entry;
+        }
+        String locality = locality(e.locality());
+        if (locality == null) {
+            notes.add("endpoint " + describe(e) + ": locality " + e.locality()
+                    + " cannot be written as region/zone/subzone; left out");
+        } else if (!locality.isEmpty()) {
+            size += CodedOutputStream.computeStringSize(WorkloadEntry.LOCALITY_FIELD_NUMBER, locality);
+        }
+        if (e.weight() != 0) size += CodedOutputStream.computeUInt32Size(WorkloadEntry.WEIGHT_FIELD_NUMBER, e.weight());
+        byte[] bytes = new byte[size];
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+        try {
+            out.writeString(WorkloadEntry.ADDRESS_FIELD_NUMBER, address);
+            for (Map.Entry<String, Integer> port : ports.entrySet()) {
+                if (!portNames.contains(port.getKey())) continue;
+                out.writeUInt32NoTag(WE_PORTS_TAG);
+                out.writeUInt32NoTag(portEntrySize(port));
+                out.writeString(1, port.getKey());
+                out.writeUInt32(2, port.getValue());
+            }
+            for (Map.Entry<String, String> l : labels.entrySet()) {
+                out.writeUInt32NoTag(WE_LABELS_TAG);
+                out.writeUInt32NoTag(labelEntrySize(l));
+                out.writeString(1, l.getKey());
+                out.writeString(2, l.getValue());
+            }
+            if (locality != null && !locality.isEmpty()) out.writeString(WorkloadEntry.LOCALITY_FIELD_NUMBER, locality);
+            if (e.weight() != 0) out.writeUInt32(WorkloadEntry.WEIGHT_FIELD_NUMBER, e.weight());
+        } catch (java.io.IOException x) {
+            throw new java.io.UncheckedIOException(x);
+        }
+        out.checkNoSpaceLeft();
+        return UnsafeByteOperations.unsafeWrap(bytes); // the array is never touched again
+    }
+
+    private static int portEntrySize(Map.Entry<String, Integer> port) {
+        return CodedOutputStream.computeStringSize(1, port.getKey())
+                + CodedOutputStream.computeUInt32Size(2, port.getValue());
+    }
+
+    private static int labelEntrySize(Map.Entry<String, String> label) {
+        return CodedOutputStream.computeStringSize(1, label.getKey())
+                + CodedOutputStream.computeStringSize(2, label.getValue());
+    }
+
+    /** The map in its keys' natural order (the order deterministic serialization writes map entries in). */
+    private static <V> Map<String, V> naturalOrder(java.util.SortedMap<String, V> m) {
+        return m.comparator() == null ? m : new TreeMap<>(m);
+    }
+
     private static int writeVarint(byte[] out, int at, int value) {
         while ((value & ~0x7f) != 0) {
             out[at++] = (byte) ((value & 0x7f) | 0x80);
@@ -368,7 +455,7 @@ public final class ServiceEntryTranslator {
      *
      * @param selector the value of {@value #LABEL_SERVICE} in WorkloadEntry mode, else null
      */
-    private static WorkloadEntry workload(Endpoint e, Set<String> portNames, String selector, List<String> notes) {
+    static WorkloadEntry workload(Endpoint e, Set<String> portNames, String selector, List<String> notes) {
         if (!IpLiterals.isIp(e.address())) {
             notes.add("endpoint " + describe(e) + " left out: '" + e.address()
                     + "' is not an IP address, and a STATIC ServiceEntry needs one");
