@@ -137,8 +137,18 @@ public final class EnvoyTranslator {
     private final Any routerFilter;
     private final Any http2Options;
     private final Cluster.CommonLbConfig commonLbConfig;
+    /** What every resource of a fixed shape shares, as bytes, and whether that shape keeps every rule. */
+    private final Shapes shapes;
 
     public EnvoyTranslator(Options options) {
+        this(options, true);
+    }
+
+    /**
+     * A translator; {@code byShape} false makes every resource as a message and checks it by every rule (the reference
+     * the tests compare the bytes written by shape with).
+     */
+    EnvoyTranslator(Options options, boolean byShape) {
         this.options = Objects.requireNonNull(options, "options");
         this.connectTimeout = com.google.protobuf.Duration.newBuilder()
                 .setSeconds(options.connectTimeout().getSeconds())
@@ -155,6 +165,7 @@ public final class EnvoyTranslator {
         this.commonLbConfig = Cluster.CommonLbConfig.newBuilder()
                 .setHealthyPanicThreshold(Percent.newBuilder().setValue(options.healthyPanicThreshold()))
                 .build();
+        this.shapes = new Shapes(byShape);
     }
 
     /** Every EDS cluster's {@code common_lb_config}: the healthy panic threshold. */
@@ -264,9 +275,15 @@ public final class EnvoyTranslator {
         XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
         List<String> problems = new ArrayList<>();
         Cluster c = null;
+        byte[] clusterBytes = null;
         if (cluster == null) {
-            c = cluster(name, host, port, !grpc && http2(port.protocol()));
-            problems.addAll(ConformanceRules.cluster(c));
+            boolean h2 = !grpc && http2(port.protocol());
+            if (shapes.clusterKeepsRules(name, h2)) {
+                clusterBytes = clusterBytes(name, host, port, h2);
+            } else {
+                c = cluster(name, host, port, h2);
+                problems.addAll(ConformanceRules.cluster(c));
+            }
         }
         problems.addAll(grpc ? ConformanceRules.grpcLoadAssignment(cla) : ConformanceRules.loadAssignment(cla));
         if (!problems.isEmpty()) {
@@ -280,7 +297,10 @@ public final class EnvoyTranslator {
                             : new ServiceResources.Skipped(host, name, "invalid-resource", problems.get(0)));
             return false;
         }
-        if (cluster == null) cluster = resource(XdsType.CLUSTER, name, c, !grpc);
+        if (cluster == null)
+            cluster = c != null
+                    ? resource(XdsType.CLUSTER, name, c, !grpc)
+                    : resource(XdsType.CLUSTER, name, clusterBytes, !grpc);
         out.add(cluster);
         out.add(resource(XdsType.ENDPOINT, name, cla, !grpc));
         return true;
@@ -499,6 +519,23 @@ public final class EnvoyTranslator {
     private void grpcResources(
             String host, List<ServicePort> http, List<XdsResource> out, List<ServiceResources.Skipped> skipped) {
         if (http.isEmpty()) return;
+        if (!shapes.grpcKeepsRules(host, http)) {
+            grpcResourcesChecked(host, http, out, skipped);
+            return;
+        }
+        String routeName = XdsNames.route(host);
+        out.add(resource(XdsType.ROUTE, routeName, routeBytes(host, routeName, http, defaultGrpcPort(http)), false));
+        String name = XdsNames.listener(host);
+        out.add(resource(XdsType.LISTENER, name, apiListenerBytes(name, routeName), false));
+        for (ServicePort p : http) {
+            name = XdsNames.listener(host, p.number());
+            out.add(resource(XdsType.LISTENER, name, apiListenerBytes(name, routeName), false));
+        }
+    }
+
+    /** The proxyless route and API listeners made as messages, each checked by every rule. */
+    private void grpcResourcesChecked(
+            String host, List<ServicePort> http, List<XdsResource> out, List<ServiceResources.Skipped> skipped) {
         ServicePort defaultPort = defaultGrpcPort(http);
         String routeName = XdsNames.route(host);
         RouteConfiguration.Builder rc = RouteConfiguration.newBuilder().setName(routeName);
@@ -553,12 +590,177 @@ public final class EnvoyTranslator {
                 .build();
     }
 
+    // ------------------------------------------------------------------ resources of a fixed shape, as bytes
+
+    /**
+     * The parts every EDS cluster, API listener and proxyless route configuration share, serialized once, and whether
+     * each shape keeps every {@link ConformanceRules rule}: checked here, once, on a resource made the message way
+     * (the API listener's HttpConnectionManager parsed back as a client would). Per resource only what depends on the
+     * service is left to check, and a resource outside the shape (a name the rules look at, a wildcard host, a port
+     * twice) is made and checked the message way, so it is reported as before.
+     */
+    private final class Shapes {
+        final byte[] ads = bytes(ADS);
+        final byte[] connectTimeout = bytes(EnvoyTranslator.this.connectTimeout);
+        final byte[] commonLbConfig = bytes(EnvoyTranslator.this.commonLbConfig);
+        /** The {@code typed_extension_protocol_options} map entry of an HTTP/2 upstream. */
+        final byte[] http2Entry = new ProtoWriter(128)
+                .stringAlways(1, HTTP_PROTOCOL_OPTIONS)
+                .message(2, bytes(http2Options))
+                .toByteArray();
+        /** The HttpConnectionManager's {@code http_filters}: the router alone. */
+        final byte[] routerOnly = bytes(HttpFilter.newBuilder()
+                .setName(ROUTER_FILTER)
+                .setTypedConfig(routerFilter())
+                .build());
+
+        final byte[] matchAll = bytes(RouteMatch.newBuilder().setPrefix("/").build());
+        final boolean cluster;
+        final boolean http2Cluster;
+        final boolean grpc;
+
+        Shapes(boolean byShape) {
+            cluster = byShape && shapeKeepsRules(false);
+            http2Cluster = byShape && shapeKeepsRules(true);
+            String host = "shape.meshbridge.invalid";
+            List<ServicePort> ports =
+                    List.of(new ServicePort("grpc", 1, Protocol.GRPC), new ServicePort("http", 65535, Protocol.HTTP));
+            List<XdsResource> out = new ArrayList<>();
+            List<ServiceResources.Skipped> skipped = new ArrayList<>();
+            grpcResourcesChecked(host, ports, out, skipped);
+            grpc = byShape && skipped.isEmpty();
+        }
+
+        private boolean shapeKeepsRules(boolean http2) {
+            String name = XdsNames.cluster("shape.meshbridge.invalid", 1);
+            return ConformanceRules.cluster(
+                            cluster(name, "shape.meshbridge.invalid", new ServicePort("p", 1, Protocol.TCP), http2))
+                    .isEmpty();
+        }
+
+        /** The rules on a cluster's name: set, and no {@code xdstp:} name (which would need more checks). */
+        boolean clusterKeepsRules(String name, boolean http2) {
+            return (http2 ? http2Cluster : cluster) && !name.isEmpty() && !name.startsWith("xdstp:");
+        }
+
+        /**
+         * The rules on the names of a service's proxyless route and listeners: every name set, and each domain in
+         * one virtual host without a wildcard (ports of distinct numbers, a host without {@code *}).
+         */
+        boolean grpcKeepsRules(String host, List<ServicePort> http) {
+            if (!grpc || host.isEmpty() || host.indexOf('*') >= 0) return false;
+            for (int i = 0; i < http.size(); i++) {
+                for (int k = i + 1; k < http.size(); k++) {
+                    if (http.get(i).number() == http.get(k).number()) return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** An EDS cluster as {@link #cluster} makes it, as bytes. */
+    private byte[] clusterBytes(String name, String host, ServicePort port, boolean http2) {
+        ProtoWriter eds = new ProtoWriter(32 + 2 * name.length())
+                .message(Cluster.EdsClusterConfig.EDS_CONFIG_FIELD_NUMBER, shapes.ads)
+                .string(Cluster.EdsClusterConfig.SERVICE_NAME_FIELD_NUMBER, name);
+        // Struct fields are a map: entries sorted by key, each with its key and value; a Value's string is a oneof
+        ProtoWriter fields = new ProtoWriter(64 + host.length());
+        structString(fields, "host", host);
+        structString(fields, "port", port.name());
+        structString(fields, "protocol", port.protocol().portName());
+        ProtoWriter metadata = new ProtoWriter(96 + host.length())
+                .message(
+                        Metadata.FILTER_METADATA_FIELD_NUMBER,
+                        new ProtoWriter(96 + host.length())
+                                .stringAlways(1, BRIDGE_METADATA)
+                                .message(2, fields));
+        ProtoWriter w = new ProtoWriter(256 + 2 * name.length() + host.length())
+                .string(Cluster.NAME_FIELD_NUMBER, name)
+                .varint(Cluster.TYPE_FIELD_NUMBER, Cluster.DiscoveryType.EDS_VALUE)
+                .message(Cluster.EDS_CLUSTER_CONFIG_FIELD_NUMBER, eds)
+                .message(Cluster.CONNECT_TIMEOUT_FIELD_NUMBER, shapes.connectTimeout)
+                .message(Cluster.METADATA_FIELD_NUMBER, metadata)
+                .message(Cluster.COMMON_LB_CONFIG_FIELD_NUMBER, shapes.commonLbConfig);
+        if (http2) w.message(Cluster.TYPED_EXTENSION_PROTOCOL_OPTIONS_FIELD_NUMBER, shapes.http2Entry);
+        return w.toByteArray();
+    }
+
+    private static void structString(ProtoWriter fields, String key, String value) {
+        fields.message(
+                Struct.FIELDS_FIELD_NUMBER,
+                new ProtoWriter(16 + value.length())
+                        .stringAlways(1, key)
+                        .message(
+                                2,
+                                new ProtoWriter(8 + value.length())
+                                        .stringAlways(Value.STRING_VALUE_FIELD_NUMBER, value)));
+    }
+
+    /** An API listener as {@link #apiListener} makes it, as bytes. */
+    private byte[] apiListenerBytes(String name, String routeName) {
+        ProtoWriter hcm = new ProtoWriter(160 + name.length() + routeName.length())
+                .string(HttpConnectionManager.STAT_PREFIX_FIELD_NUMBER, name)
+                .message(
+                        HttpConnectionManager.RDS_FIELD_NUMBER,
+                        new ProtoWriter(32 + routeName.length())
+                                .message(Rds.CONFIG_SOURCE_FIELD_NUMBER, shapes.ads)
+                                .string(Rds.ROUTE_CONFIG_NAME_FIELD_NUMBER, routeName))
+                .message(HttpConnectionManager.HTTP_FILTERS_FIELD_NUMBER, shapes.routerOnly);
+        ProtoWriter any = new ProtoWriter(256 + name.length() + routeName.length())
+                .string(Any.TYPE_URL_FIELD_NUMBER, ConformanceRules.HCM_TYPE)
+                .message(Any.VALUE_FIELD_NUMBER, hcm);
+        return new ProtoWriter(272 + 2 * name.length() + routeName.length())
+                .string(Listener.NAME_FIELD_NUMBER, name)
+                .message(
+                        Listener.API_LISTENER_FIELD_NUMBER,
+                        new ProtoWriter(264 + name.length() + routeName.length())
+                                .message(ApiListener.API_LISTENER_FIELD_NUMBER, any))
+                .toByteArray();
+    }
+
+    /** The proxyless route configuration as {@link #grpcResources} makes it, as bytes. */
+    private byte[] routeBytes(String host, String routeName, List<ServicePort> http, ServicePort defaultPort) {
+        ProtoWriter rc = new ProtoWriter(64 + http.size() * (96 + 4 * host.length()))
+                .string(RouteConfiguration.NAME_FIELD_NUMBER, routeName);
+        for (ServicePort p : http) {
+            String cluster = XdsNames.grpcCluster(host, p.number());
+            ProtoWriter vh = new ProtoWriter(64 + 4 * host.length())
+                    .string(VirtualHost.NAME_FIELD_NUMBER, XdsNames.virtualHost(host, p.number()))
+                    .string(VirtualHost.DOMAINS_FIELD_NUMBER, host + ":" + p.number());
+            if (p == defaultPort) vh.string(VirtualHost.DOMAINS_FIELD_NUMBER, host);
+            vh.message(
+                    VirtualHost.ROUTES_FIELD_NUMBER,
+                    new ProtoWriter(32 + cluster.length())
+                            .message(Route.MATCH_FIELD_NUMBER, shapes.matchAll)
+                            .message(
+                                    Route.ROUTE_FIELD_NUMBER,
+                                    new ProtoWriter(8 + cluster.length())
+                                            .string(RouteAction.CLUSTER_FIELD_NUMBER, cluster)));
+            rc.message(RouteConfiguration.VIRTUAL_HOSTS_FIELD_NUMBER, vh);
+        }
+        return rc.toByteArray();
+    }
+
+    /** A message's deterministic bytes. */
+    static byte[] bytes(Message message) {
+        return pack(message, "").getValue().toByteArray();
+    }
+
     // ------------------------------------------------------------------ serialization and versions
 
     static XdsResource resource(XdsType type, String name, Message message, boolean wildcard) {
         Any any = pack(message, type.typeUrl());
         long version = version(type, name, any);
         return new XdsResource(type, name, version, any, wildcard);
+    }
+
+    /** A resource from its bytes (the array is the resource's from now on). */
+    static XdsResource resource(XdsType type, String name, byte[] bytes, boolean wildcard) {
+        Any any = Any.newBuilder()
+                .setTypeUrl(type.typeUrl())
+                .setValue(UnsafeByteOperations.unsafeWrap(bytes))
+                .build();
+        return new XdsResource(type, name, version(type, name, any), any, wildcard);
     }
 
     /** Serializes deterministically (map fields sorted by key) into an Any. */
