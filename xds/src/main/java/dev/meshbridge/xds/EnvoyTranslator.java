@@ -225,6 +225,9 @@ public final class EnvoyTranslator {
         for (ServicePort port : service.ports()) {
             List<Served> endpoints = endpoints(service, port, skipped);
             String name = XdsNames.cluster(host, port.number());
+            // by shape when no weight sum can overflow; else the message, checked by every rule
+            boolean byShape = shapes.endpointsKeepRules(endpoints);
+            byte[] envoyBytes = byShape ? envoyLoadAssignmentBytes(name, endpoints, routeLabelKeys) : null;
             if (!add(
                     out,
                     skipped,
@@ -233,11 +236,21 @@ public final class EnvoyTranslator {
                     previous,
                     reuse,
                     port,
-                    envoyLoadAssignment(name, endpoints, routeLabelKeys))) continue;
+                    envoyBytes == null ? envoyLoadAssignment(name, endpoints, routeLabelKeys) : null,
+                    envoyBytes)) continue;
             if (options.grpcListeners() && port.protocol().isHttp()) {
                 String grpcName = XdsNames.grpcCluster(host, port.number());
-                if (add(out, skipped, host, grpcName, previous, reuse, port, grpcLoadAssignment(grpcName, endpoints)))
-                    grpcServed.add(port);
+                byte[] grpcBytes = byShape ? grpcLoadAssignmentBytes(grpcName, endpoints) : null;
+                if (add(
+                        out,
+                        skipped,
+                        host,
+                        grpcName,
+                        previous,
+                        reuse,
+                        port,
+                        grpcBytes == null ? grpcLoadAssignment(grpcName, endpoints) : null,
+                        grpcBytes)) grpcServed.add(port);
             }
         }
         if (options.grpcListeners()) {
@@ -270,7 +283,8 @@ public final class EnvoyTranslator {
             ServiceResources previous,
             boolean reuse,
             ServicePort port,
-            ClusterLoadAssignment cla) {
+            ClusterLoadAssignment cla,
+            byte[] claBytes) {
         boolean grpc = !name.equals(XdsNames.cluster(host, port.number()));
         XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
         List<String> problems = new ArrayList<>();
@@ -285,7 +299,8 @@ public final class EnvoyTranslator {
                 problems.addAll(ConformanceRules.cluster(c));
             }
         }
-        problems.addAll(grpc ? ConformanceRules.grpcLoadAssignment(cla) : ConformanceRules.loadAssignment(cla));
+        if (cla != null)
+            problems.addAll(grpc ? ConformanceRules.grpcLoadAssignment(cla) : ConformanceRules.loadAssignment(cla));
         if (!problems.isEmpty()) {
             String overflow = problems.stream()
                     .filter(p -> p.contains("weight sum"))
@@ -302,7 +317,10 @@ public final class EnvoyTranslator {
                     ? resource(XdsType.CLUSTER, name, c, !grpc)
                     : resource(XdsType.CLUSTER, name, clusterBytes, !grpc);
         out.add(cluster);
-        out.add(resource(XdsType.ENDPOINT, name, cla, !grpc));
+        out.add(
+                cla != null
+                        ? resource(XdsType.ENDPOINT, name, cla, !grpc)
+                        : resource(XdsType.ENDPOINT, name, claBytes, !grpc));
         return true;
     }
 
@@ -352,25 +370,60 @@ public final class EnvoyTranslator {
         return p == Protocol.GRPC || p == Protocol.TRIPLE || p == Protocol.HTTP2;
     }
 
-    /** A routable endpoint of a port, and its port number there. */
     /**
-     * An endpoint as served on one port, with its address and weight messages made once for both load assignments
-     * (Envoy's and the proxyless one) that carry it.
+     * An endpoint as served on one port, with its address and weight made once (as messages or as bytes, when asked
+     * for) for both load assignments (Envoy's and the proxyless one) that carry it.
      */
-    private record Served(
-            Endpoint endpoint, int port, io.envoyproxy.envoy.config.endpoint.v3.Endpoint host, UInt32Value weight) {
+    private static final class Served {
+        final Endpoint endpoint;
+        final int port;
+        private io.envoyproxy.envoy.config.endpoint.v3.Endpoint host;
+        private UInt32Value weight;
+        private byte[] hostField;
 
         Served(Endpoint endpoint, int port) {
-            this(
-                    endpoint,
-                    port,
-                    io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
-                            .setAddress(Address.newBuilder()
-                                    .setSocketAddress(SocketAddress.newBuilder()
-                                            .setAddress(endpoint.address())
-                                            .setPortValue(port)))
-                            .build(),
-                    UInt32Value.of(endpoint.weight()));
+            this.endpoint = endpoint;
+            this.port = port;
+        }
+
+        Endpoint endpoint() {
+            return endpoint;
+        }
+
+        io.envoyproxy.envoy.config.endpoint.v3.Endpoint host() {
+            if (host == null)
+                host = io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
+                        .setAddress(Address.newBuilder()
+                                .setSocketAddress(SocketAddress.newBuilder()
+                                        .setAddress(endpoint.address())
+                                        .setPortValue(port)))
+                        .build();
+            return host;
+        }
+
+        UInt32Value weight() {
+            if (weight == null) weight = UInt32Value.of(endpoint.weight());
+            return weight;
+        }
+
+        /** The LbEndpoint's {@code endpoint} field, as bytes. */
+        byte[] hostField() {
+            if (hostField == null) {
+                ProtoWriter socket = new ProtoWriter(16 + endpoint.address().length())
+                        .string(SocketAddress.ADDRESS_FIELD_NUMBER, endpoint.address())
+                        .varint(SocketAddress.PORT_VALUE_FIELD_NUMBER, port);
+                ProtoWriter address = new ProtoWriter(24 + endpoint.address().length())
+                        .message(Address.SOCKET_ADDRESS_FIELD_NUMBER, socket);
+                hostField = new ProtoWriter(32 + endpoint.address().length())
+                        .message(
+                                LbEndpoint.ENDPOINT_FIELD_NUMBER,
+                                new ProtoWriter(28 + endpoint.address().length())
+                                        .message(
+                                                io.envoyproxy.envoy.config.endpoint.v3.Endpoint.ADDRESS_FIELD_NUMBER,
+                                                address))
+                        .toByteArray();
+            }
+            return hostField;
         }
     }
 
@@ -638,6 +691,21 @@ public final class EnvoyTranslator {
                     .isEmpty();
         }
 
+        /**
+         * Whether the load assignments of these endpoints keep every rule by construction, so that they can be written
+         * as bytes: {@link #endpoints} left out what is not an IP, a second address and port, and what is not
+         * routable (so every endpoint weighs at least 1, and so does every locality); localities are grouped (each
+         * once, priority 0, always set); ports are 1..65535 ({@link Endpoint}). What is left is the 32-bit sums: all
+         * the weights together fit, so no locality's or priority's sum overflows. (The proxyless form checks its
+         * localities once more, see {@link #grpcLoadAssignmentBytes}.)
+         */
+        boolean endpointsKeepRules(List<Served> endpoints) {
+            if (!cluster) return false;
+            long sum = 0;
+            for (Served s : endpoints) sum += s.endpoint().weight();
+            return sum <= MAX_UINT32;
+        }
+
         /** The rules on a cluster's name: set, and no {@code xdstp:} name (which would need more checks). */
         boolean clusterKeepsRules(String name, boolean http2) {
             return (http2 ? http2Cluster : cluster) && !name.isEmpty() && !name.startsWith("xdstp:");
@@ -656,6 +724,121 @@ public final class EnvoyTranslator {
             }
             return true;
         }
+    }
+
+    /** {@link #envoyLoadAssignment} as bytes (when {@link Shapes#endpointsKeepRules}). */
+    private byte[] envoyLoadAssignmentBytes(String name, List<Served> endpoints, Set<String> routeKeys) {
+        TreeMap<Locality, List<Served>> byLocality = new TreeMap<>();
+        for (Served s : endpoints) {
+            byLocality
+                    .computeIfAbsent(s.endpoint().locality(), l -> new ArrayList<>())
+                    .add(s);
+        }
+        ProtoWriter cla = new ProtoWriter(64 + 160 * endpoints.size())
+                .string(ClusterLoadAssignment.CLUSTER_NAME_FIELD_NUMBER, name);
+        for (Map.Entry<Locality, List<Served>> l : byLocality.entrySet()) {
+            ProtoWriter lle = new ProtoWriter(48 + 160 * l.getValue().size());
+            lle.message(
+                    LocalityLbEndpoints.LOCALITY_FIELD_NUMBER,
+                    localityBytes(l.getKey(), l.getKey().subZone()));
+            long sum = 0;
+            for (Served s : l.getValue()) {
+                ProtoWriter lb = new ProtoWriter(160)
+                        .raw(s.hostField())
+                        .varint(
+                                LbEndpoint.HEALTH_STATUS_FIELD_NUMBER,
+                                health(s.endpoint().health()).getNumber());
+                ProtoWriter labels = labelBytes(s.endpoint(), routeKeys);
+                if (labels != null)
+                    lb.message(
+                            LbEndpoint.METADATA_FIELD_NUMBER,
+                            new ProtoWriter(160)
+                                    .message(
+                                            Metadata.FILTER_METADATA_FIELD_NUMBER,
+                                            new ProtoWriter(160)
+                                                    .stringAlways(1, LB_METADATA)
+                                                    .message(2, labels)));
+                lb.message(
+                        LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
+                        uint32(s.endpoint().weight()));
+                lle.message(LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER, lb);
+                sum += s.endpoint().weight();
+            }
+            lle.message(LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, uint32(sum));
+            cla.message(ClusterLoadAssignment.ENDPOINTS_FIELD_NUMBER, lle);
+        }
+        return cla.toByteArray();
+    }
+
+    /**
+     * {@link #grpcLoadAssignment} as bytes (when {@link Shapes#endpointsKeepRules}); null when two of its localities
+     * would be the same (a registry sub zone named like a weight's), which the message path reports.
+     */
+    private static byte[] grpcLoadAssignmentBytes(String name, List<Served> endpoints) {
+        TreeMap<Locality, TreeMap<Integer, List<Served>>> byLocality = new TreeMap<>();
+        for (Served s : endpoints) {
+            if (s.endpoint().health() != Health.HEALTHY) continue;
+            byLocality
+                    .computeIfAbsent(s.endpoint().locality(), l -> new TreeMap<>())
+                    .computeIfAbsent(s.endpoint().weight(), w -> new ArrayList<>())
+                    .add(s);
+        }
+        ProtoWriter cla = new ProtoWriter(64 + 96 * endpoints.size())
+                .string(ClusterLoadAssignment.CLUSTER_NAME_FIELD_NUMBER, name);
+        Set<Locality> seen = new HashSet<>();
+        for (Map.Entry<Locality, TreeMap<Integer, List<Served>>> l : byLocality.entrySet()) {
+            Locality base = l.getKey();
+            for (Map.Entry<Integer, List<Served>> w : l.getValue().entrySet()) {
+                String subZone = l.getValue().size() == 1
+                        ? base.subZone()
+                        : (base.subZone().isEmpty() ? "" : base.subZone() + "/") + "weight-" + w.getKey();
+                if (!seen.add(new Locality(base.region(), base.zone(), subZone))) return null;
+                ProtoWriter lle = new ProtoWriter(48 + 96 * w.getValue().size())
+                        .message(LocalityLbEndpoints.LOCALITY_FIELD_NUMBER, localityBytes(base, subZone));
+                byte[] weight = uint32(w.getKey());
+                for (Served s : w.getValue()) {
+                    lle.message(
+                            LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER,
+                            new ProtoWriter(96)
+                                    .raw(s.hostField())
+                                    .varint(LbEndpoint.HEALTH_STATUS_FIELD_NUMBER, HealthStatus.HEALTHY_VALUE)
+                                    .message(LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, weight));
+                }
+                lle.message(
+                        LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
+                        uint32((long) w.getKey() * w.getValue().size()));
+                cla.message(ClusterLoadAssignment.ENDPOINTS_FIELD_NUMBER, lle);
+            }
+        }
+        return cla.toByteArray();
+    }
+
+    private static byte[] localityBytes(Locality l, String subZone) {
+        return new ProtoWriter(8 + l.region().length() + l.zone().length() + subZone.length())
+                .string(io.envoyproxy.envoy.config.core.v3.Locality.REGION_FIELD_NUMBER, l.region())
+                .string(io.envoyproxy.envoy.config.core.v3.Locality.ZONE_FIELD_NUMBER, l.zone())
+                .string(io.envoyproxy.envoy.config.core.v3.Locality.SUB_ZONE_FIELD_NUMBER, subZone)
+                .toByteArray();
+    }
+
+    /** A UInt32Value's bytes. */
+    private static byte[] uint32(long value) {
+        return new ProtoWriter(8).varint(UInt32Value.VALUE_FIELD_NUMBER, value).toByteArray();
+    }
+
+    /** {@link #labels} as a Struct's bytes (fields sorted by key, as deterministic serialization writes a map). */
+    private ProtoWriter labelBytes(Endpoint e, Set<String> routeKeys) {
+        if (e.labels().isEmpty()) return null;
+        Set<String> keys = options.lbLabels();
+        if (keys != null && keys.isEmpty() && routeKeys.isEmpty()) return null;
+        Map<String, String> labels = e.labels().comparator() == null ? e.labels() : new TreeMap<>(e.labels());
+        ProtoWriter s = null;
+        for (Map.Entry<String, String> l : labels.entrySet()) {
+            if (keys != null && !keys.contains(l.getKey()) && !routeKeys.contains(l.getKey())) continue;
+            if (s == null) s = new ProtoWriter(32 * labels.size());
+            structString(s, l.getKey(), l.getValue());
+        }
+        return s;
     }
 
     /** An EDS cluster as {@link #cluster} makes it, as bytes. */

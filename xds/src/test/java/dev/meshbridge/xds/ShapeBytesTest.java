@@ -100,4 +100,51 @@ class ShapeBytesTest {
                 .satisfies(k -> assertThat(k.detail()).contains("has a wildcard elsewhere than at one end"));
         assertSame(r, new EnvoyTranslator(EnvoyTranslator.Options.DEFAULTS, false).translate(wildcard));
     }
+
+    @Test
+    void loadAssignmentsARuleRefusesAreStillRefused() {
+        ServicePort grpc = new ServicePort("grpc", 50051, Protocol.GRPC);
+        // a registry sub zone named like the proxyless form's weight split: two localities would be the same
+        List<Endpoint> clash = List.of(
+                Endpoint.builder("10.0.0.1")
+                        .port("grpc", 1)
+                        .weight(5)
+                        .locality(new Locality("r", "z", "a"))
+                        .build(),
+                Endpoint.builder("10.0.0.2")
+                        .port("grpc", 1)
+                        .weight(7)
+                        .locality(new Locality("r", "z", "a"))
+                        .build(),
+                Endpoint.builder("10.0.0.3")
+                        .port("grpc", 1)
+                        .weight(9)
+                        .locality(new Locality("r", "z", "a/weight-5"))
+                        .build());
+        MeshService s =
+                new MeshService("clash.dubbo", List.of(grpc), clash, new TreeMap<>(), new TreeSet<>(Set.of(KEY)), "v1");
+        ServiceResources r = new EnvoyTranslator().translate(s);
+        assertThat(r.find(XdsType.CLUSTER, "outbound|50051||clash.dubbo")).isNotNull();
+        assertThat(r.find(XdsType.CLUSTER, "grpc|50051||clash.dubbo")).isNull();
+        assertThat(r.skipped())
+                .singleElement()
+                .satisfies(k -> assertThat(k.detail()).contains("appears twice"));
+        assertSame(r, new EnvoyTranslator(EnvoyTranslator.Options.DEFAULTS, false).translate(s));
+
+        // weights whose sum is above 32 bits: the port is refused, as before
+        List<Endpoint> heavy = new ArrayList<>();
+        for (int i = 0; i < 4_300; i++) {
+            heavy.add(Endpoint.builder("10.2." + (i / 250) + "." + (1 + i % 250))
+                    .port("grpc", 1)
+                    .weight(Endpoint.MAX_WEIGHT)
+                    .build());
+        }
+        heavy.sort(null);
+        MeshService h =
+                new MeshService("heavy.dubbo", List.of(grpc), heavy, new TreeMap<>(), new TreeSet<>(Set.of(KEY)), "v1");
+        ServiceResources hr = new EnvoyTranslator().translate(h);
+        assertThat(hr.ofType(XdsType.ENDPOINT)).isEmpty();
+        assertThat(hr.skipped()).extracting(ServiceResources.Skipped::reason).containsOnly("weight-overflow");
+        assertSame(hr, new EnvoyTranslator(EnvoyTranslator.Options.DEFAULTS, false).translate(h));
+    }
 }
