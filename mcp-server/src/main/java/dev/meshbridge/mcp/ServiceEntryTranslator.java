@@ -61,9 +61,13 @@ public final class ServiceEntryTranslator {
     public static final String LABEL_REVISION = "istio.io/rev";
 
     private final McpOptions options;
+    /** The inline ServiceEntry's last field, {@code export_to}, the same for every service. */
+    private final ByteString exportToBytes;
 
     public ServiceEntryTranslator(McpOptions options) {
         this.options = Objects.requireNonNull(options);
+        this.exportToBytes = McpResource.deterministicBytes(
+                ServiceEntry.newBuilder().addAllExportTo(options.exportTo()).build());
     }
 
     public McpOptions options() {
@@ -250,16 +254,13 @@ public final class ServiceEntryTranslator {
             portNames.add(p.name());
         }
         ServiceEntry headMessage = head.build();
-        ServiceEntry tailMessage =
-                ServiceEntry.newBuilder().addAllExportTo(options.exportTo()).build();
-        // the service-level rules, on the ServiceEntry without its endpoints (checked one by one below)
-        if (!IstioValidation.serviceEntry(headMessage.toBuilder()
-                        .addAllExportTo(options.exportTo())
-                        .build())
-                .isEmpty()) return null;
+        // the service-level rules, on the ServiceEntry without its endpoints (each made to keep them, see
+        // workloadBytes) and without export_to (McpOptions refuses an export_to the rules refuse)
+        if (!IstioValidation.serviceEntry(headMessage).isEmpty()) return null;
         boolean reusable = previous != null && previous.ports().equals(service.ports());
 
         List<String> notes = new ArrayList<>();
+        LabelBytes labelBytes = new LabelBytes();
         int n = service.endpoints().size();
         Endpoint[] kept = new Endpoint[n];
         // per endpoint kept: reused (offset in previous bytes, length) or newly made (bytes)
@@ -291,7 +292,7 @@ public final class ServiceEntryTranslator {
                 cacheable[count] = true;
             } else {
                 int notesBefore = notes.size();
-                made[count] = workloadBytes(e, portNames, notes);
+                made[count] = workloadBytes(e, portNames, notes, labelBytes);
                 if (made[count] == null) continue;
                 length[count] = made[count].size();
                 cacheable[count] = notes.size() == notesBefore;
@@ -300,7 +301,7 @@ public final class ServiceEntryTranslator {
         }
 
         ByteString headBytes = McpResource.deterministicBytes(headMessage);
-        ByteString tailBytes = McpResource.deterministicBytes(tailMessage);
+        ByteString tailBytes = exportToBytes;
         int size = headBytes.size() + tailBytes.size();
         for (int i = 0; i < count; i++) {
             size += CodedOutputStream.computeTagSize(ServiceEntry.ENDPOINTS_FIELD_NUMBER)
@@ -359,6 +360,45 @@ public final class ServiceEntryTranslator {
      * #locality} made it of whole parts, which is what {@link IstioValidation#workloadEntry} checks.
      */
     static ByteString workloadBytes(Endpoint e, Set<String> portNames, List<String> notes) {
+        return workloadBytes(e, portNames, notes, new LabelBytes());
+    }
+
+    /**
+     * The {@code labels} fields of the last label map written: the endpoints of a service mostly share one (the
+     * catalog interns equal maps), so it is written once per service.
+     */
+    static final class LabelBytes {
+        private Map<String, String> labels;
+        private byte[] bytes;
+
+        byte[] of(java.util.SortedMap<String, String> map) {
+            if (map == labels) return bytes;
+            Map<String, String> sorted = naturalOrder(map);
+            int size = 0;
+            for (Map.Entry<String, String> l : sorted.entrySet()) {
+                int entry = labelEntrySize(l);
+                size += 1 + CodedOutputStream.computeUInt32SizeNoTag(entry) + entry;
+            }
+            byte[] out = new byte[size];
+            CodedOutputStream coded = CodedOutputStream.newInstance(out);
+            try {
+                for (Map.Entry<String, String> l : sorted.entrySet()) {
+                    coded.writeUInt32NoTag(WE_LABELS_TAG);
+                    coded.writeUInt32NoTag(labelEntrySize(l));
+                    coded.writeString(1, l.getKey());
+                    coded.writeString(2, l.getValue());
+                }
+            } catch (java.io.IOException x) {
+                throw new java.io.UncheckedIOException(x);
+            }
+            coded.checkNoSpaceLeft();
+            labels = map;
+            bytes = out;
+            return out;
+        }
+    }
+
+    static ByteString workloadBytes(Endpoint e, Set<String> portNames, List<String> notes, LabelBytes labelBytes) {
         String address = e.address();
         if (!IpLiterals.isIp(address)) {
             notes.add("endpoint " + describe(e) + " left out: '" + address
@@ -366,7 +406,6 @@ public final class ServiceEntryTranslator {
             return null;
         }
         Map<String, Integer> ports = naturalOrder(e.ports());
-        Map<String, String> labels = naturalOrder(e.labels());
         int size = CodedOutputStream.computeStringSize(WorkloadEntry.ADDRESS_FIELD_NUMBER, address);
         int kept = 0;
         for (Map.Entry<String, Integer> port : ports.entrySet()) {
@@ -383,10 +422,8 @@ public final class ServiceEntryTranslator {
             notes.add("endpoint " + describe(e) + " left out: none of its ports is a port of the service");
             return null;
         }
-        for (Map.Entry<String, String> l : labels.entrySet()) {
-            int entry = labelEntrySize(l);
-            size += 1 + CodedOutputStream.computeUInt32SizeNoTag(entry) + entry;
-        }
+        byte[] labels = labelBytes.of(e.labels());
+        size += labels.length;
         String locality = locality(e.locality());
         if (locality == null) {
             notes.add("endpoint " + describe(e) + ": locality " + e.locality()
@@ -406,12 +443,7 @@ public final class ServiceEntryTranslator {
                 out.writeString(1, port.getKey());
                 out.writeUInt32(2, port.getValue());
             }
-            for (Map.Entry<String, String> l : labels.entrySet()) {
-                out.writeUInt32NoTag(WE_LABELS_TAG);
-                out.writeUInt32NoTag(labelEntrySize(l));
-                out.writeString(1, l.getKey());
-                out.writeString(2, l.getValue());
-            }
+            out.writeRawBytes(labels);
             if (locality != null && !locality.isEmpty()) out.writeString(WorkloadEntry.LOCALITY_FIELD_NUMBER, locality);
             if (e.weight() != 0) out.writeUInt32(WorkloadEntry.WEIGHT_FIELD_NUMBER, e.weight());
         } catch (java.io.IOException x) {

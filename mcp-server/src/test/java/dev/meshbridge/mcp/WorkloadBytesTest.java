@@ -66,6 +66,15 @@ class WorkloadBytesTest {
             endpoints.add(b.build());
         }
         int written = 0;
+        // one cache of label bytes for all, as for the endpoints of one service; each endpoint twice in a row too
+        ServiceEntryTranslator.LabelBytes shared = new ServiceEntryTranslator.LabelBytes();
+        for (Endpoint e : endpoints) {
+            for (int twice = 0; twice < 2; twice++) {
+                var again = ServiceEntryTranslator.workloadBytes(e, PORTS, new ArrayList<>(), shared);
+                WorkloadEntry we = ServiceEntryTranslator.workload(e, PORTS, null, new ArrayList<>());
+                assertThat(again).isEqualTo(we == null ? null : McpResource.deterministicBytes(we));
+            }
+        }
         for (Endpoint e : endpoints) {
             List<String> fromMessage = new ArrayList<>();
             WorkloadEntry we = ServiceEntryTranslator.workload(e, PORTS, null, fromMessage);
