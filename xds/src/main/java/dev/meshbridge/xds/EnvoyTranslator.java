@@ -736,6 +736,9 @@ public final class EnvoyTranslator {
         }
         ProtoWriter cla = new ProtoWriter(64 + 160 * endpoints.size())
                 .string(ClusterLoadAssignment.CLUSTER_NAME_FIELD_NUMBER, name);
+        // the metadata of the last label map: the endpoints of a service mostly share one (the catalog interns them)
+        Map<String, String> lastLabels = null;
+        byte[] lastMetadata = null;
         for (Map.Entry<Locality, List<Served>> l : byLocality.entrySet()) {
             ProtoWriter lle = new ProtoWriter(48 + 160 * l.getValue().size());
             lle.message(
@@ -748,16 +751,23 @@ public final class EnvoyTranslator {
                         .varint(
                                 LbEndpoint.HEALTH_STATUS_FIELD_NUMBER,
                                 health(s.endpoint().health()).getNumber());
-                ProtoWriter labels = labelBytes(s.endpoint(), routeKeys);
-                if (labels != null)
-                    lb.message(
-                            LbEndpoint.METADATA_FIELD_NUMBER,
-                            new ProtoWriter(160)
+                if (lastMetadata == null || s.endpoint().labels() != lastLabels) {
+                    lastLabels = s.endpoint().labels();
+                    ProtoWriter labels = labelBytes(s.endpoint(), routeKeys);
+                    lastMetadata = labels == null
+                            ? new byte[0]
+                            : new ProtoWriter(160)
                                     .message(
-                                            Metadata.FILTER_METADATA_FIELD_NUMBER,
+                                            LbEndpoint.METADATA_FIELD_NUMBER,
                                             new ProtoWriter(160)
-                                                    .stringAlways(1, LB_METADATA)
-                                                    .message(2, labels)));
+                                                    .message(
+                                                            Metadata.FILTER_METADATA_FIELD_NUMBER,
+                                                            new ProtoWriter(160)
+                                                                    .stringAlways(1, LB_METADATA)
+                                                                    .message(2, labels)))
+                                    .toByteArray();
+                }
+                lb.raw(lastMetadata);
                 lb.message(
                         LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
                         uint32(s.endpoint().weight()));
