@@ -492,27 +492,42 @@ public final class EnvoyTranslator {
      * so are the {@code envoy.lb} labels (gRPC has no subset load balancer).
      */
     private static ClusterLoadAssignment grpcLoadAssignment(String name, List<Served> endpoints) {
-        TreeMap<Locality, TreeMap<Integer, List<LbEndpoint>>> byLocality = new TreeMap<>();
+        ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(name);
+        grpcGroups(endpoints).forEach((l, byWeight) -> {
+            io.envoyproxy.envoy.config.core.v3.Locality base = locality(l);
+            for (Map.Entry<Integer, List<Served>> w : byWeight.entrySet()) {
+                io.envoyproxy.envoy.config.core.v3.Locality named = byWeight.size() == 1
+                        ? base
+                        : base.toBuilder()
+                                .setSubZone(grpcSubZone(l, byWeight, w.getKey()))
+                                .build();
+                List<LbEndpoint> lbs = new ArrayList<>(w.getValue().size());
+                for (Served s : w.getValue())
+                    lbs.add(lbEndpoint(s).setHealthStatus(HealthStatus.HEALTHY).build());
+                cla.addEndpoints(locality(named, lbs));
+            }
+        });
+        return cla.build();
+    }
+
+    /** The healthy endpoints of the proxyless form, by locality, then by weight. */
+    private static TreeMap<Locality, TreeMap<Integer, List<Served>>> grpcGroups(List<Served> endpoints) {
+        TreeMap<Locality, TreeMap<Integer, List<Served>>> byLocality = new TreeMap<>();
         for (Served s : endpoints) {
             if (s.endpoint().health() != Health.HEALTHY) continue;
             byLocality
                     .computeIfAbsent(s.endpoint().locality(), l -> new TreeMap<>())
                     .computeIfAbsent(s.endpoint().weight(), w -> new ArrayList<>())
-                    .add(lbEndpoint(s).setHealthStatus(HealthStatus.HEALTHY).build());
+                    .add(s);
         }
-        ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(name);
-        byLocality.forEach((l, byWeight) -> {
-            io.envoyproxy.envoy.config.core.v3.Locality base = locality(l);
-            for (Map.Entry<Integer, List<LbEndpoint>> w : byWeight.entrySet()) {
-                io.envoyproxy.envoy.config.core.v3.Locality named = byWeight.size() == 1
-                        ? base
-                        : base.toBuilder()
-                                .setSubZone((l.subZone().isEmpty() ? "" : l.subZone() + "/") + "weight-" + w.getKey())
-                                .build();
-                cla.addEndpoints(locality(named, w.getValue()));
-            }
-        });
-        return cla.build();
+        return byLocality;
+    }
+
+    /** The sub zone of a proxyless locality: the registry's, or {@code <sub zone>/weight-<w>} when weights differ. */
+    private static String grpcSubZone(Locality l, Map<Integer, ?> byWeight, int weight) {
+        return byWeight.size() == 1
+                ? l.subZone()
+                : (l.subZone().isEmpty() ? "" : l.subZone() + "/") + "weight-" + weight;
     }
 
     private static LbEndpoint.Builder lbEndpoint(Served s) {
@@ -785,23 +800,14 @@ public final class EnvoyTranslator {
      * would be the same (a registry sub zone named like a weight's), which the message path reports.
      */
     private static byte[] grpcLoadAssignmentBytes(String name, List<Served> endpoints) {
-        TreeMap<Locality, TreeMap<Integer, List<Served>>> byLocality = new TreeMap<>();
-        for (Served s : endpoints) {
-            if (s.endpoint().health() != Health.HEALTHY) continue;
-            byLocality
-                    .computeIfAbsent(s.endpoint().locality(), l -> new TreeMap<>())
-                    .computeIfAbsent(s.endpoint().weight(), w -> new ArrayList<>())
-                    .add(s);
-        }
+        TreeMap<Locality, TreeMap<Integer, List<Served>>> byLocality = grpcGroups(endpoints);
         ProtoWriter cla = new ProtoWriter(64 + 96 * endpoints.size())
                 .string(ClusterLoadAssignment.CLUSTER_NAME_FIELD_NUMBER, name);
         Set<Locality> seen = new HashSet<>();
         for (Map.Entry<Locality, TreeMap<Integer, List<Served>>> l : byLocality.entrySet()) {
             Locality base = l.getKey();
             for (Map.Entry<Integer, List<Served>> w : l.getValue().entrySet()) {
-                String subZone = l.getValue().size() == 1
-                        ? base.subZone()
-                        : (base.subZone().isEmpty() ? "" : base.subZone() + "/") + "weight-" + w.getKey();
+                String subZone = grpcSubZone(base, l.getValue(), w.getKey());
                 if (!seen.add(new Locality(base.region(), base.zone(), subZone))) return null;
                 ProtoWriter lle = new ProtoWriter(48 + 96 * w.getValue().size())
                         .message(LocalityLbEndpoints.LOCALITY_FIELD_NUMBER, localityBytes(base, subZone));
