@@ -41,7 +41,8 @@ final class Growth {
             double changeCpuMillis,
             double changeKb,
             long pushBytes,
-            long pushMillis) {}
+            long pushMillis,
+            long pushDecodedMillis) {}
 
     private final World world;
     private final int instances;
@@ -120,16 +121,19 @@ final class Growth {
 
             long pushBytes = -1;
             long pushMillis = -1;
+            long pushDecodedMillis = -1;
             if (target.mcpPort() > 0) {
                 Map<String, String> r = world.call(Bench.LONG, "mcp", target.mcpPort(), services, Bench.LONG);
                 pushBytes = Long.parseLong(r.get("bytes"));
                 pushMillis = Long.parseLong(r.get("millis"));
+                pushDecodedMillis = Long.parseLong(r.get("decodedMillis"));
+                Bench.log("growth: %s at %,d endpoints: istiod-like client %s", side, endpoints, r);
                 world.call(Bench.LONG, "mcp-close");
             }
             Bench.log(
                     "growth: %s at %,d endpoints: change %.3f ms CPU, %.1f KB; full ServiceEntry push %d B in %d ms",
                     side, endpoints, cpu, kb, pushBytes, pushMillis);
-            return new Point(side, endpoints, served, retained, cpu, kb, pushBytes, pushMillis);
+            return new Point(side, endpoints, served, retained, cpu, kb, pushBytes, pushMillis, pushDecodedMillis);
         }
     }
 
@@ -173,8 +177,10 @@ final class Growth {
                 .append("GCs minus the heap before the target existed; change = CPU and allocation of the change ")
                 .append("threads (bridge: aggregator, xDS, MCP; baseline: aggregator and snapshot producer) per ")
                 .append("single-instance change, each published and applied before the next, no client, after a ")
-                .append("warm-up; push = one full ServiceEntry response set to an istiod-like client (the baseline ")
-                .append("serves no MCP).\n\n");
+                .append(
+                        "warm-up; push = one full ServiceEntry response to a new istiod-like client, from its subscription ")
+                .append("to the response received whole (after a first connection warmed the client's JVM up), and in ")
+                .append("brackets until the client had also decoded every resource (the baseline serves no MCP).\n\n");
         md.append(String.format(
                 Locale.ROOT,
                 "- **Date**: %s%n- **Run time**: %.1f s%n- **Machine load average** at start %s, at end %s (2 cores, "
@@ -205,7 +211,11 @@ final class Growth {
                     p.pushBytes() < 0
                             ? "-"
                             : String.format(
-                                    Locale.ROOT, "%.1f MB in %.1f s", p.pushBytes() / 1e6, p.pushMillis() / 1e3)));
+                                    Locale.ROOT,
+                                    "%.1f MB in %.1f s (decoded %.1f s)",
+                                    p.pushBytes() / 1e6,
+                                    p.pushMillis() / 1e3,
+                                    p.pushDecodedMillis() / 1e3)));
         }
         md.append("\n![ingest](growth-ingest.png) ![heap](growth-heap.png)\n\n");
         md.append("![change](growth-change.png) ![push](growth-push.png)\n");

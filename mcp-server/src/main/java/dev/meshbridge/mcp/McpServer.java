@@ -2,7 +2,6 @@ package dev.meshbridge.mcp;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
-import com.google.protobuf.Timestamp;
 import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.ads.AdsOptions;
@@ -245,16 +244,30 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     /**
      * A resource as the engine serves it: the wire form, with what the server needs to keep (its host, for name
-     * conflicts and the debug page; its creation time, kept for as long as it exists).
+     * conflicts and the debug page). Kept small, one per served resource: the version string is made from its hash
+     * when asked for, the Any names its type with the one shared type URL string, and no creation time is held (none
+     * is sent, so that every replica sends the same bytes).
      */
-    record Served(String name, String version, long versionHash, String host, Timestamp createTime, Any any)
-            implements dev.meshbridge.ads.Resource {
+    record Served(String name, long versionHash, String host, Any any) implements dev.meshbridge.ads.Resource {
 
-        static Served of(McpResource r, Timestamp createTime) {
-            Any wire = r.toAny(createTime);
-            long hash = Long.parseUnsignedLong(r.version(), 16);
-            if (hash == 0 || hash == Long.MIN_VALUE) hash = 1;
-            return new Served(r.fullName(), r.version(), hash, r.host(), createTime, wire);
+        static Served of(McpResource r) {
+            dev.meshbridge.mcp.api.mcp.v1alpha1.Resource wire = r.toResource(null);
+            Any any = Any.newBuilder()
+                    .setTypeUrl(McpResource.RESOURCE_TYPE_URL)
+                    .setValue(McpResource.deterministicBytes(wire))
+                    .build();
+            return new Served(r.fullName(), hashOf(r.version()), r.host(), any);
+        }
+
+        /** The engine's version hash of a resource version (never 0 or {@code Long.MIN_VALUE}, which it reserves). */
+        static long hashOf(String version) {
+            long hash = Long.parseUnsignedLong(version, 16);
+            return hash == 0 || hash == Long.MIN_VALUE ? 1 : hash;
+        }
+
+        /** The version, as the resource's metadata carries it (but for the two reserved hashes, 1 in 2^63 each). */
+        String version() {
+            return Hash64.toHex(versionHash);
         }
 
         /** The Delta wrapper, made when a response needs it (not held: one per resource, for every resource). */
@@ -262,7 +275,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         public io.envoyproxy.envoy.service.discovery.v3.Resource delta() {
             return io.envoyproxy.envoy.service.discovery.v3.Resource.newBuilder()
                     .setName(name)
-                    .setVersion(version)
+                    .setVersion(version())
                     .setResource(any)
                     .build();
         }
@@ -517,9 +530,9 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         for (McpResource r : resources) {
             names.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
             Served existing = served(r.kind(), r.fullName());
-            if (existing != null && existing.version().equals(r.version())) continue;
+            if (existing != null && existing.versionHash() == Served.hashOf(r.version())) continue;
             // no create_time: a time of this replica's own would make replicas send different bytes
-            engine.put(r.kind().resourceType(), Served.of(r, null));
+            engine.put(r.kind().resourceType(), Served.of(r));
             changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
         }
         return names;
@@ -643,13 +656,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     truncated = true;
                     break;
                 }
-                Timestamp c = r.createTime();
-                served.add(new ServedView(
-                        kind.kind(),
-                        r.name(),
-                        r.version(),
-                        r.host(),
-                        c == null ? null : Instant.ofEpochSecond(c.getSeconds(), c.getNanos())));
+                // no creation time is sent (replicas would differ), so there is none to show
+                served.add(new ServedView(kind.kind(), r.name(), r.version(), r.host(), null));
             }
         }
         List<ServiceView> skipped = new ArrayList<>();
