@@ -12,7 +12,9 @@ import java.util.concurrent.TimeUnit;
  * push): for each size, ingest the synthetic catalog through the SPI, warm up, then CPU and allocation of the
  * aggregator, xDS and MCP threads per single-instance change, each published and applied before the next. For working
  * on the change path: {@code java -cp <class path> dev.meshbridge.bench.ChangeCostMain changes services...}; {@code -Djfr=PREFIX} records
- * JFR (profile settings) over the measured changes only.
+ * JFR (profile settings) over the measured changes only, {@code -Djfr.period=MILLIS} its execution sample period;
+ * {@code -Dwarmup=N} the single changes of the warm-up (default 20,000; 0 is the procedure up to issue 22's third
+ * session, whose rounds still ran the per-change code half-compiled).
  */
 public final class ChangeCostMain {
 
@@ -56,10 +58,23 @@ public final class ChangeCostMain {
                 for (int j = 0; j < 50; j++) driver.change(driver.randomService());
                 target.settle(Bench.LONG);
             }
+            // then single changes, as measured: fifty changes to a snapshot ran the per-snapshot code (publish, apply,
+            // the serving threads' tasks) only 40 times, so the measured rounds ran it interpreted or half-compiled and
+            // each round came out cheaper than the one before; a bridge that has run a while has it compiled
+            int singles = Integer.getInteger("warmup", 20_000);
+            for (int k = 0; k < singles; k++) {
+                driver.change(driver.randomService());
+                target.settle(Bench.LONG);
+            }
             String jfr = System.getProperty("jfr");
             jdk.jfr.Recording recording = null;
             if (jfr != null) {
                 recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+                // -Djfr.period=1 samples every millisecond: a change costs a fraction of one, and 10 ms leaves few
+                // samples
+                recording
+                        .enable("jdk.ExecutionSample")
+                        .withPeriod(java.time.Duration.ofMillis(Integer.getInteger("jfr.period", 10)));
                 recording.setDestination(java.nio.file.Path.of(jfr + "-" + services + ".jfr"));
                 recording.start();
             }

@@ -251,10 +251,10 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     record Served(String name, long versionHash, String host, Any any) implements dev.meshbridge.ads.Resource {
 
         static Served of(McpResource r) {
-            dev.meshbridge.mcp.api.mcp.v1alpha1.Resource wire = r.toResource(null);
+            // the Resource's bytes written from its parts: the body is not serialized a second time
             Any any = Any.newBuilder()
                     .setTypeUrl(McpResource.RESOURCE_TYPE_URL)
-                    .setValue(McpResource.deterministicBytes(wire))
+                    .setValue(r.resourceBytes())
                     .build();
             return new Served(r.fullName(), hashOf(r.version()), r.host(), any);
         }

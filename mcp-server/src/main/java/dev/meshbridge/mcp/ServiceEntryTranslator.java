@@ -61,9 +61,13 @@ public final class ServiceEntryTranslator {
     public static final String LABEL_REVISION = "istio.io/rev";
 
     private final McpOptions options;
+    /** The inline ServiceEntry's last field, {@code export_to}, the same for every service. */
+    private final ByteString exportToBytes;
 
     public ServiceEntryTranslator(McpOptions options) {
         this.options = Objects.requireNonNull(options);
+        this.exportToBytes = McpResource.deterministicBytes(
+                ServiceEntry.newBuilder().addAllExportTo(options.exportTo()).build());
     }
 
     public McpOptions options() {
@@ -250,16 +254,13 @@ public final class ServiceEntryTranslator {
             portNames.add(p.name());
         }
         ServiceEntry headMessage = head.build();
-        ServiceEntry tailMessage =
-                ServiceEntry.newBuilder().addAllExportTo(options.exportTo()).build();
-        // the service-level rules, on the ServiceEntry without its endpoints (checked one by one below)
-        if (!IstioValidation.serviceEntry(headMessage.toBuilder()
-                        .addAllExportTo(options.exportTo())
-                        .build())
-                .isEmpty()) return null;
+        // the service-level rules, on the ServiceEntry without its endpoints (each made to keep them, see
+        // workloadBytes) and without export_to (McpOptions refuses an export_to the rules refuse)
+        if (!IstioValidation.serviceEntry(headMessage).isEmpty()) return null;
         boolean reusable = previous != null && previous.ports().equals(service.ports());
 
         List<String> notes = new ArrayList<>();
+        LabelBytes labelBytes = new LabelBytes();
         int n = service.endpoints().size();
         Endpoint[] kept = new Endpoint[n];
         // per endpoint kept: reused (offset in previous bytes, length) or newly made (bytes)
@@ -291,10 +292,8 @@ public final class ServiceEntryTranslator {
                 cacheable[count] = true;
             } else {
                 int notesBefore = notes.size();
-                WorkloadEntry we = workload(e, portNames, null, notes);
-                if (we == null) continue;
-                if (!IstioValidation.workloadEntry(we, portNames).isEmpty()) return null;
-                made[count] = McpResource.deterministicBytes(we);
+                made[count] = workloadBytes(e, portNames, notes, labelBytes);
+                if (made[count] == null) continue;
                 length[count] = made[count].size();
                 cacheable[count] = notes.size() == notesBefore;
             }
@@ -302,7 +301,7 @@ public final class ServiceEntryTranslator {
         }
 
         ByteString headBytes = McpResource.deterministicBytes(headMessage);
-        ByteString tailBytes = McpResource.deterministicBytes(tailMessage);
+        ByteString tailBytes = exportToBytes;
         int size = headBytes.size() + tailBytes.size();
         for (int i = 0; i < count; i++) {
             size += CodedOutputStream.computeTagSize(ServiceEntry.ENDPOINTS_FIELD_NUMBER)
@@ -349,6 +348,126 @@ public final class ServiceEntryTranslator {
                 next);
     }
 
+    private static final int WE_PORTS_TAG = (WorkloadEntry.PORTS_FIELD_NUMBER << 3) | 2;
+    private static final int WE_LABELS_TAG = (WorkloadEntry.LABELS_FIELD_NUMBER << 3) | 2;
+
+    /**
+     * The bytes of {@link #workload}'s WorkloadEntry (without a selector), as deterministic serialization writes them
+     * (fields in number order, map entries sorted by key, each entry with its key and value), with the same notes;
+     * null when it leaves the endpoint out. Nothing to check after: the address is an IP (checked here), the ports
+     * kept are the ServiceEntry's (checked as DNS-1123 labels with it) and in 1..65535 ({@link Endpoint} refuses
+     * others), the labels valid ({@link Endpoint} refuses others), and the locality is written only when {@link
+     * #locality} made it of whole parts, which is what {@link IstioValidation#workloadEntry} checks.
+     */
+    static ByteString workloadBytes(Endpoint e, Set<String> portNames, List<String> notes) {
+        return workloadBytes(e, portNames, notes, new LabelBytes());
+    }
+
+    /**
+     * The {@code labels} fields of the last label map written: the endpoints of a service mostly share one (the
+     * catalog interns equal maps), so it is written once per service.
+     */
+    static final class LabelBytes {
+        private Map<String, String> labels;
+        private byte[] bytes;
+
+        byte[] of(java.util.SortedMap<String, String> map) {
+            if (map == labels) return bytes;
+            Map<String, String> sorted = naturalOrder(map);
+            int size = 0;
+            for (Map.Entry<String, String> l : sorted.entrySet()) {
+                int entry = labelEntrySize(l);
+                size += 1 + CodedOutputStream.computeUInt32SizeNoTag(entry) + entry;
+            }
+            byte[] out = new byte[size];
+            CodedOutputStream coded = CodedOutputStream.newInstance(out);
+            try {
+                for (Map.Entry<String, String> l : sorted.entrySet()) {
+                    coded.writeUInt32NoTag(WE_LABELS_TAG);
+                    coded.writeUInt32NoTag(labelEntrySize(l));
+                    coded.writeString(1, l.getKey());
+                    coded.writeString(2, l.getValue());
+                }
+            } catch (java.io.IOException x) {
+                throw new java.io.UncheckedIOException(x);
+            }
+            coded.checkNoSpaceLeft();
+            labels = map;
+            bytes = out;
+            return out;
+        }
+    }
+
+    static ByteString workloadBytes(Endpoint e, Set<String> portNames, List<String> notes, LabelBytes labelBytes) {
+        String address = e.address();
+        if (!IpLiterals.isIp(address)) {
+            notes.add("endpoint " + describe(e) + " left out: '" + address
+                    + "' is not an IP address, and a STATIC ServiceEntry needs one");
+            return null;
+        }
+        Map<String, Integer> ports = naturalOrder(e.ports());
+        int size = CodedOutputStream.computeStringSize(WorkloadEntry.ADDRESS_FIELD_NUMBER, address);
+        int kept = 0;
+        for (Map.Entry<String, Integer> port : ports.entrySet()) {
+            if (portNames.contains(port.getKey())) {
+                int entry = portEntrySize(port);
+                size += 1 + CodedOutputStream.computeUInt32SizeNoTag(entry) + entry;
+                kept++;
+            } else {
+                notes.add("endpoint " + describe(e) + ": port '" + port.getKey() + "' is not a port of the service "
+                        + portNames + "; left out");
+            }
+        }
+        if (kept == 0) {
+            notes.add("endpoint " + describe(e) + " left out: none of its ports is a port of the service");
+            return null;
+        }
+        byte[] labels = labelBytes.of(e.labels());
+        size += labels.length;
+        String locality = locality(e.locality());
+        if (locality == null) {
+            notes.add("endpoint " + describe(e) + ": locality " + e.locality()
+                    + " cannot be written as region/zone/subzone; left out");
+        } else if (!locality.isEmpty()) {
+            size += CodedOutputStream.computeStringSize(WorkloadEntry.LOCALITY_FIELD_NUMBER, locality);
+        }
+        if (e.weight() != 0) size += CodedOutputStream.computeUInt32Size(WorkloadEntry.WEIGHT_FIELD_NUMBER, e.weight());
+        byte[] bytes = new byte[size];
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+        try {
+            out.writeString(WorkloadEntry.ADDRESS_FIELD_NUMBER, address);
+            for (Map.Entry<String, Integer> port : ports.entrySet()) {
+                if (!portNames.contains(port.getKey())) continue;
+                out.writeUInt32NoTag(WE_PORTS_TAG);
+                out.writeUInt32NoTag(portEntrySize(port));
+                out.writeString(1, port.getKey());
+                out.writeUInt32(2, port.getValue());
+            }
+            out.writeRawBytes(labels);
+            if (locality != null && !locality.isEmpty()) out.writeString(WorkloadEntry.LOCALITY_FIELD_NUMBER, locality);
+            if (e.weight() != 0) out.writeUInt32(WorkloadEntry.WEIGHT_FIELD_NUMBER, e.weight());
+        } catch (java.io.IOException x) {
+            throw new java.io.UncheckedIOException(x);
+        }
+        out.checkNoSpaceLeft();
+        return UnsafeByteOperations.unsafeWrap(bytes); // the array is never touched again
+    }
+
+    private static int portEntrySize(Map.Entry<String, Integer> port) {
+        return CodedOutputStream.computeStringSize(1, port.getKey())
+                + CodedOutputStream.computeUInt32Size(2, port.getValue());
+    }
+
+    private static int labelEntrySize(Map.Entry<String, String> label) {
+        return CodedOutputStream.computeStringSize(1, label.getKey())
+                + CodedOutputStream.computeStringSize(2, label.getValue());
+    }
+
+    /** The map in its keys' natural order (the order deterministic serialization writes map entries in). */
+    private static <V> Map<String, V> naturalOrder(java.util.SortedMap<String, V> m) {
+        return m.comparator() == null ? m : new TreeMap<>(m);
+    }
+
     private static int writeVarint(byte[] out, int at, int value) {
         while ((value & ~0x7f) != 0) {
             out[at++] = (byte) ((value & 0x7f) | 0x80);
@@ -368,7 +487,7 @@ public final class ServiceEntryTranslator {
      *
      * @param selector the value of {@value #LABEL_SERVICE} in WorkloadEntry mode, else null
      */
-    private static WorkloadEntry workload(Endpoint e, Set<String> portNames, String selector, List<String> notes) {
+    static WorkloadEntry workload(Endpoint e, Set<String> portNames, String selector, List<String> notes) {
         if (!IpLiterals.isIp(e.address())) {
             notes.add("endpoint " + describe(e) + " left out: '" + e.address()
                     + "' is not an IP address, and a STATIC ServiceEntry needs one");

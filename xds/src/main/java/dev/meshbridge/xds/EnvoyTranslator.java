@@ -137,8 +137,18 @@ public final class EnvoyTranslator {
     private final Any routerFilter;
     private final Any http2Options;
     private final Cluster.CommonLbConfig commonLbConfig;
+    /** What every resource of a fixed shape shares, as bytes, and whether that shape keeps every rule. */
+    private final Shapes shapes;
 
     public EnvoyTranslator(Options options) {
+        this(options, true);
+    }
+
+    /**
+     * A translator; {@code byShape} false makes every resource as a message and checks it by every rule (the reference
+     * the tests compare the bytes written by shape with).
+     */
+    EnvoyTranslator(Options options, boolean byShape) {
         this.options = Objects.requireNonNull(options, "options");
         this.connectTimeout = com.google.protobuf.Duration.newBuilder()
                 .setSeconds(options.connectTimeout().getSeconds())
@@ -155,6 +165,7 @@ public final class EnvoyTranslator {
         this.commonLbConfig = Cluster.CommonLbConfig.newBuilder()
                 .setHealthyPanicThreshold(Percent.newBuilder().setValue(options.healthyPanicThreshold()))
                 .build();
+        this.shapes = new Shapes(byShape);
     }
 
     /** Every EDS cluster's {@code common_lb_config}: the healthy panic threshold. */
@@ -214,6 +225,9 @@ public final class EnvoyTranslator {
         for (ServicePort port : service.ports()) {
             List<Served> endpoints = endpoints(service, port, skipped);
             String name = XdsNames.cluster(host, port.number());
+            // by shape when no weight sum can overflow; else the message, checked by every rule
+            boolean byShape = shapes.endpointsKeepRules(endpoints);
+            byte[] envoyBytes = byShape ? envoyLoadAssignmentBytes(name, endpoints, routeLabelKeys) : null;
             if (!add(
                     out,
                     skipped,
@@ -222,11 +236,21 @@ public final class EnvoyTranslator {
                     previous,
                     reuse,
                     port,
-                    envoyLoadAssignment(name, endpoints, routeLabelKeys))) continue;
+                    envoyBytes == null ? envoyLoadAssignment(name, endpoints, routeLabelKeys) : null,
+                    envoyBytes)) continue;
             if (options.grpcListeners() && port.protocol().isHttp()) {
                 String grpcName = XdsNames.grpcCluster(host, port.number());
-                if (add(out, skipped, host, grpcName, previous, reuse, port, grpcLoadAssignment(grpcName, endpoints)))
-                    grpcServed.add(port);
+                byte[] grpcBytes = byShape ? grpcLoadAssignmentBytes(grpcName, endpoints) : null;
+                if (add(
+                        out,
+                        skipped,
+                        host,
+                        grpcName,
+                        previous,
+                        reuse,
+                        port,
+                        grpcBytes == null ? grpcLoadAssignment(grpcName, endpoints) : null,
+                        grpcBytes)) grpcServed.add(port);
             }
         }
         if (options.grpcListeners()) {
@@ -259,16 +283,24 @@ public final class EnvoyTranslator {
             ServiceResources previous,
             boolean reuse,
             ServicePort port,
-            ClusterLoadAssignment cla) {
+            ClusterLoadAssignment cla,
+            byte[] claBytes) {
         boolean grpc = !name.equals(XdsNames.cluster(host, port.number()));
         XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
         List<String> problems = new ArrayList<>();
         Cluster c = null;
+        byte[] clusterBytes = null;
         if (cluster == null) {
-            c = cluster(name, host, port, !grpc && http2(port.protocol()));
-            problems.addAll(ConformanceRules.cluster(c));
+            boolean h2 = !grpc && http2(port.protocol());
+            if (shapes.clusterKeepsRules(name, h2)) {
+                clusterBytes = clusterBytes(name, host, port, h2);
+            } else {
+                c = cluster(name, host, port, h2);
+                problems.addAll(ConformanceRules.cluster(c));
+            }
         }
-        problems.addAll(grpc ? ConformanceRules.grpcLoadAssignment(cla) : ConformanceRules.loadAssignment(cla));
+        if (cla != null)
+            problems.addAll(grpc ? ConformanceRules.grpcLoadAssignment(cla) : ConformanceRules.loadAssignment(cla));
         if (!problems.isEmpty()) {
             String overflow = problems.stream()
                     .filter(p -> p.contains("weight sum"))
@@ -280,9 +312,15 @@ public final class EnvoyTranslator {
                             : new ServiceResources.Skipped(host, name, "invalid-resource", problems.get(0)));
             return false;
         }
-        if (cluster == null) cluster = resource(XdsType.CLUSTER, name, c, !grpc);
+        if (cluster == null)
+            cluster = c != null
+                    ? resource(XdsType.CLUSTER, name, c, !grpc)
+                    : resource(XdsType.CLUSTER, name, clusterBytes, !grpc);
         out.add(cluster);
-        out.add(resource(XdsType.ENDPOINT, name, cla, !grpc));
+        out.add(
+                cla != null
+                        ? resource(XdsType.ENDPOINT, name, cla, !grpc)
+                        : resource(XdsType.ENDPOINT, name, claBytes, !grpc));
         return true;
     }
 
@@ -332,25 +370,60 @@ public final class EnvoyTranslator {
         return p == Protocol.GRPC || p == Protocol.TRIPLE || p == Protocol.HTTP2;
     }
 
-    /** A routable endpoint of a port, and its port number there. */
     /**
-     * An endpoint as served on one port, with its address and weight messages made once for both load assignments
-     * (Envoy's and the proxyless one) that carry it.
+     * An endpoint as served on one port, with its address and weight made once (as messages or as bytes, when asked
+     * for) for both load assignments (Envoy's and the proxyless one) that carry it.
      */
-    private record Served(
-            Endpoint endpoint, int port, io.envoyproxy.envoy.config.endpoint.v3.Endpoint host, UInt32Value weight) {
+    private static final class Served {
+        final Endpoint endpoint;
+        final int port;
+        private io.envoyproxy.envoy.config.endpoint.v3.Endpoint host;
+        private UInt32Value weight;
+        private byte[] hostField;
 
         Served(Endpoint endpoint, int port) {
-            this(
-                    endpoint,
-                    port,
-                    io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
-                            .setAddress(Address.newBuilder()
-                                    .setSocketAddress(SocketAddress.newBuilder()
-                                            .setAddress(endpoint.address())
-                                            .setPortValue(port)))
-                            .build(),
-                    UInt32Value.of(endpoint.weight()));
+            this.endpoint = endpoint;
+            this.port = port;
+        }
+
+        Endpoint endpoint() {
+            return endpoint;
+        }
+
+        io.envoyproxy.envoy.config.endpoint.v3.Endpoint host() {
+            if (host == null)
+                host = io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
+                        .setAddress(Address.newBuilder()
+                                .setSocketAddress(SocketAddress.newBuilder()
+                                        .setAddress(endpoint.address())
+                                        .setPortValue(port)))
+                        .build();
+            return host;
+        }
+
+        UInt32Value weight() {
+            if (weight == null) weight = UInt32Value.of(endpoint.weight());
+            return weight;
+        }
+
+        /** The LbEndpoint's {@code endpoint} field, as bytes. */
+        byte[] hostField() {
+            if (hostField == null) {
+                ProtoWriter socket = new ProtoWriter(16 + endpoint.address().length())
+                        .string(SocketAddress.ADDRESS_FIELD_NUMBER, endpoint.address())
+                        .varint(SocketAddress.PORT_VALUE_FIELD_NUMBER, port);
+                ProtoWriter address = new ProtoWriter(24 + endpoint.address().length())
+                        .message(Address.SOCKET_ADDRESS_FIELD_NUMBER, socket);
+                hostField = new ProtoWriter(32 + endpoint.address().length())
+                        .message(
+                                LbEndpoint.ENDPOINT_FIELD_NUMBER,
+                                new ProtoWriter(28 + endpoint.address().length())
+                                        .message(
+                                                io.envoyproxy.envoy.config.endpoint.v3.Endpoint.ADDRESS_FIELD_NUMBER,
+                                                address))
+                        .toByteArray();
+            }
+            return hostField;
         }
     }
 
@@ -419,27 +492,42 @@ public final class EnvoyTranslator {
      * so are the {@code envoy.lb} labels (gRPC has no subset load balancer).
      */
     private static ClusterLoadAssignment grpcLoadAssignment(String name, List<Served> endpoints) {
-        TreeMap<Locality, TreeMap<Integer, List<LbEndpoint>>> byLocality = new TreeMap<>();
+        ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(name);
+        grpcGroups(endpoints).forEach((l, byWeight) -> {
+            io.envoyproxy.envoy.config.core.v3.Locality base = locality(l);
+            for (Map.Entry<Integer, List<Served>> w : byWeight.entrySet()) {
+                io.envoyproxy.envoy.config.core.v3.Locality named = byWeight.size() == 1
+                        ? base
+                        : base.toBuilder()
+                                .setSubZone(grpcSubZone(l, byWeight, w.getKey()))
+                                .build();
+                List<LbEndpoint> lbs = new ArrayList<>(w.getValue().size());
+                for (Served s : w.getValue())
+                    lbs.add(lbEndpoint(s).setHealthStatus(HealthStatus.HEALTHY).build());
+                cla.addEndpoints(locality(named, lbs));
+            }
+        });
+        return cla.build();
+    }
+
+    /** The healthy endpoints of the proxyless form, by locality, then by weight. */
+    private static TreeMap<Locality, TreeMap<Integer, List<Served>>> grpcGroups(List<Served> endpoints) {
+        TreeMap<Locality, TreeMap<Integer, List<Served>>> byLocality = new TreeMap<>();
         for (Served s : endpoints) {
             if (s.endpoint().health() != Health.HEALTHY) continue;
             byLocality
                     .computeIfAbsent(s.endpoint().locality(), l -> new TreeMap<>())
                     .computeIfAbsent(s.endpoint().weight(), w -> new ArrayList<>())
-                    .add(lbEndpoint(s).setHealthStatus(HealthStatus.HEALTHY).build());
+                    .add(s);
         }
-        ClusterLoadAssignment.Builder cla = ClusterLoadAssignment.newBuilder().setClusterName(name);
-        byLocality.forEach((l, byWeight) -> {
-            io.envoyproxy.envoy.config.core.v3.Locality base = locality(l);
-            for (Map.Entry<Integer, List<LbEndpoint>> w : byWeight.entrySet()) {
-                io.envoyproxy.envoy.config.core.v3.Locality named = byWeight.size() == 1
-                        ? base
-                        : base.toBuilder()
-                                .setSubZone((l.subZone().isEmpty() ? "" : l.subZone() + "/") + "weight-" + w.getKey())
-                                .build();
-                cla.addEndpoints(locality(named, w.getValue()));
-            }
-        });
-        return cla.build();
+        return byLocality;
+    }
+
+    /** The sub zone of a proxyless locality: the registry's, or {@code <sub zone>/weight-<w>} when weights differ. */
+    private static String grpcSubZone(Locality l, Map<Integer, ?> byWeight, int weight) {
+        return byWeight.size() == 1
+                ? l.subZone()
+                : (l.subZone().isEmpty() ? "" : l.subZone() + "/") + "weight-" + weight;
     }
 
     private static LbEndpoint.Builder lbEndpoint(Served s) {
@@ -499,6 +587,23 @@ public final class EnvoyTranslator {
     private void grpcResources(
             String host, List<ServicePort> http, List<XdsResource> out, List<ServiceResources.Skipped> skipped) {
         if (http.isEmpty()) return;
+        if (!shapes.grpcKeepsRules(host, http)) {
+            grpcResourcesChecked(host, http, out, skipped);
+            return;
+        }
+        String routeName = XdsNames.route(host);
+        out.add(resource(XdsType.ROUTE, routeName, routeBytes(host, routeName, http, defaultGrpcPort(http)), false));
+        String name = XdsNames.listener(host);
+        out.add(resource(XdsType.LISTENER, name, apiListenerBytes(name, routeName), false));
+        for (ServicePort p : http) {
+            name = XdsNames.listener(host, p.number());
+            out.add(resource(XdsType.LISTENER, name, apiListenerBytes(name, routeName), false));
+        }
+    }
+
+    /** The proxyless route and API listeners made as messages, each checked by every rule. */
+    private void grpcResourcesChecked(
+            String host, List<ServicePort> http, List<XdsResource> out, List<ServiceResources.Skipped> skipped) {
         ServicePort defaultPort = defaultGrpcPort(http);
         String routeName = XdsNames.route(host);
         RouteConfiguration.Builder rc = RouteConfiguration.newBuilder().setName(routeName);
@@ -553,12 +658,308 @@ public final class EnvoyTranslator {
                 .build();
     }
 
+    // ------------------------------------------------------------------ resources of a fixed shape, as bytes
+
+    /**
+     * The parts every EDS cluster, API listener and proxyless route configuration share, serialized once, and whether
+     * each shape keeps every {@link ConformanceRules rule}: checked here, once, on a resource made the message way
+     * (the API listener's HttpConnectionManager parsed back as a client would). Per resource only what depends on the
+     * service is left to check, and a resource outside the shape (a name the rules look at, a wildcard host, a port
+     * twice) is made and checked the message way, so it is reported as before.
+     */
+    private final class Shapes {
+        final byte[] ads = bytes(ADS);
+        final byte[] connectTimeout = bytes(EnvoyTranslator.this.connectTimeout);
+        final byte[] commonLbConfig = bytes(EnvoyTranslator.this.commonLbConfig);
+        /** The {@code typed_extension_protocol_options} map entry of an HTTP/2 upstream. */
+        final byte[] http2Entry = new ProtoWriter(128)
+                .stringAlways(1, HTTP_PROTOCOL_OPTIONS)
+                .message(2, bytes(http2Options))
+                .toByteArray();
+        /** The HttpConnectionManager's {@code http_filters}: the router alone. */
+        final byte[] routerOnly = bytes(HttpFilter.newBuilder()
+                .setName(ROUTER_FILTER)
+                .setTypedConfig(routerFilter())
+                .build());
+
+        final byte[] matchAll = bytes(RouteMatch.newBuilder().setPrefix("/").build());
+        final boolean cluster;
+        final boolean http2Cluster;
+        final boolean grpc;
+
+        Shapes(boolean byShape) {
+            cluster = byShape && shapeKeepsRules(false);
+            http2Cluster = byShape && shapeKeepsRules(true);
+            String host = "shape.meshbridge.invalid";
+            List<ServicePort> ports =
+                    List.of(new ServicePort("grpc", 1, Protocol.GRPC), new ServicePort("http", 65535, Protocol.HTTP));
+            List<XdsResource> out = new ArrayList<>();
+            List<ServiceResources.Skipped> skipped = new ArrayList<>();
+            grpcResourcesChecked(host, ports, out, skipped);
+            grpc = byShape && skipped.isEmpty();
+        }
+
+        private boolean shapeKeepsRules(boolean http2) {
+            String name = XdsNames.cluster("shape.meshbridge.invalid", 1);
+            return ConformanceRules.cluster(
+                            cluster(name, "shape.meshbridge.invalid", new ServicePort("p", 1, Protocol.TCP), http2))
+                    .isEmpty();
+        }
+
+        /**
+         * Whether the load assignments of these endpoints keep every rule by construction, so that they can be written
+         * as bytes: {@link #endpoints} left out what is not an IP, a second address and port, and what is not
+         * routable (so every endpoint weighs at least 1, and so does every locality); localities are grouped (each
+         * once, priority 0, always set); ports are 1..65535 ({@link Endpoint}). What is left is the 32-bit sums: all
+         * the weights together fit, so no locality's or priority's sum overflows. (The proxyless form checks its
+         * localities once more, see {@link #grpcLoadAssignmentBytes}.)
+         */
+        boolean endpointsKeepRules(List<Served> endpoints) {
+            if (!cluster) return false;
+            long sum = 0;
+            for (Served s : endpoints) sum += s.endpoint().weight();
+            return sum <= MAX_UINT32;
+        }
+
+        /** The rules on a cluster's name: set, and no {@code xdstp:} name (which would need more checks). */
+        boolean clusterKeepsRules(String name, boolean http2) {
+            return (http2 ? http2Cluster : cluster) && !name.isEmpty() && !name.startsWith("xdstp:");
+        }
+
+        /**
+         * The rules on the names of a service's proxyless route and listeners: every name set, and each domain in
+         * one virtual host without a wildcard (ports of distinct numbers, a host without {@code *}).
+         */
+        boolean grpcKeepsRules(String host, List<ServicePort> http) {
+            if (!grpc || host.isEmpty() || host.indexOf('*') >= 0) return false;
+            for (int i = 0; i < http.size(); i++) {
+                for (int k = i + 1; k < http.size(); k++) {
+                    if (http.get(i).number() == http.get(k).number()) return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** {@link #envoyLoadAssignment} as bytes (when {@link Shapes#endpointsKeepRules}). */
+    private byte[] envoyLoadAssignmentBytes(String name, List<Served> endpoints, Set<String> routeKeys) {
+        TreeMap<Locality, List<Served>> byLocality = new TreeMap<>();
+        for (Served s : endpoints) {
+            byLocality
+                    .computeIfAbsent(s.endpoint().locality(), l -> new ArrayList<>())
+                    .add(s);
+        }
+        ProtoWriter cla = new ProtoWriter(64 + 160 * endpoints.size())
+                .string(ClusterLoadAssignment.CLUSTER_NAME_FIELD_NUMBER, name);
+        // the metadata of the last label map: the endpoints of a service mostly share one (the catalog interns them)
+        Map<String, String> lastLabels = null;
+        byte[] lastMetadata = null;
+        for (Map.Entry<Locality, List<Served>> l : byLocality.entrySet()) {
+            ProtoWriter lle = new ProtoWriter(48 + 160 * l.getValue().size());
+            lle.message(
+                    LocalityLbEndpoints.LOCALITY_FIELD_NUMBER,
+                    localityBytes(l.getKey(), l.getKey().subZone()));
+            long sum = 0;
+            for (Served s : l.getValue()) {
+                ProtoWriter lb = new ProtoWriter(160)
+                        .raw(s.hostField())
+                        .varint(
+                                LbEndpoint.HEALTH_STATUS_FIELD_NUMBER,
+                                health(s.endpoint().health()).getNumber());
+                if (lastMetadata == null || s.endpoint().labels() != lastLabels) {
+                    lastLabels = s.endpoint().labels();
+                    ProtoWriter labels = labelBytes(s.endpoint(), routeKeys);
+                    lastMetadata = labels == null
+                            ? new byte[0]
+                            : new ProtoWriter(160)
+                                    .message(
+                                            LbEndpoint.METADATA_FIELD_NUMBER,
+                                            new ProtoWriter(160)
+                                                    .message(
+                                                            Metadata.FILTER_METADATA_FIELD_NUMBER,
+                                                            new ProtoWriter(160)
+                                                                    .stringAlways(1, LB_METADATA)
+                                                                    .message(2, labels)))
+                                    .toByteArray();
+                }
+                lb.raw(lastMetadata);
+                lb.message(
+                        LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
+                        uint32(s.endpoint().weight()));
+                lle.message(LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER, lb);
+                sum += s.endpoint().weight();
+            }
+            lle.message(LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, uint32(sum));
+            cla.message(ClusterLoadAssignment.ENDPOINTS_FIELD_NUMBER, lle);
+        }
+        return cla.toByteArray();
+    }
+
+    /**
+     * {@link #grpcLoadAssignment} as bytes (when {@link Shapes#endpointsKeepRules}); null when two of its localities
+     * would be the same (a registry sub zone named like a weight's), which the message path reports.
+     */
+    private static byte[] grpcLoadAssignmentBytes(String name, List<Served> endpoints) {
+        TreeMap<Locality, TreeMap<Integer, List<Served>>> byLocality = grpcGroups(endpoints);
+        ProtoWriter cla = new ProtoWriter(64 + 96 * endpoints.size())
+                .string(ClusterLoadAssignment.CLUSTER_NAME_FIELD_NUMBER, name);
+        Set<Locality> seen = new HashSet<>();
+        for (Map.Entry<Locality, TreeMap<Integer, List<Served>>> l : byLocality.entrySet()) {
+            Locality base = l.getKey();
+            for (Map.Entry<Integer, List<Served>> w : l.getValue().entrySet()) {
+                String subZone = grpcSubZone(base, l.getValue(), w.getKey());
+                if (!seen.add(new Locality(base.region(), base.zone(), subZone))) return null;
+                ProtoWriter lle = new ProtoWriter(48 + 96 * w.getValue().size())
+                        .message(LocalityLbEndpoints.LOCALITY_FIELD_NUMBER, localityBytes(base, subZone));
+                byte[] weight = uint32(w.getKey());
+                for (Served s : w.getValue()) {
+                    lle.message(
+                            LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER,
+                            new ProtoWriter(96)
+                                    .raw(s.hostField())
+                                    .varint(LbEndpoint.HEALTH_STATUS_FIELD_NUMBER, HealthStatus.HEALTHY_VALUE)
+                                    .message(LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, weight));
+                }
+                lle.message(
+                        LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
+                        uint32((long) w.getKey() * w.getValue().size()));
+                cla.message(ClusterLoadAssignment.ENDPOINTS_FIELD_NUMBER, lle);
+            }
+        }
+        return cla.toByteArray();
+    }
+
+    private static byte[] localityBytes(Locality l, String subZone) {
+        return new ProtoWriter(8 + l.region().length() + l.zone().length() + subZone.length())
+                .string(io.envoyproxy.envoy.config.core.v3.Locality.REGION_FIELD_NUMBER, l.region())
+                .string(io.envoyproxy.envoy.config.core.v3.Locality.ZONE_FIELD_NUMBER, l.zone())
+                .string(io.envoyproxy.envoy.config.core.v3.Locality.SUB_ZONE_FIELD_NUMBER, subZone)
+                .toByteArray();
+    }
+
+    /** A UInt32Value's bytes. */
+    private static byte[] uint32(long value) {
+        return new ProtoWriter(8).varint(UInt32Value.VALUE_FIELD_NUMBER, value).toByteArray();
+    }
+
+    /** {@link #labels} as a Struct's bytes (fields sorted by key, as deterministic serialization writes a map). */
+    private ProtoWriter labelBytes(Endpoint e, Set<String> routeKeys) {
+        if (e.labels().isEmpty()) return null;
+        Set<String> keys = options.lbLabels();
+        if (keys != null && keys.isEmpty() && routeKeys.isEmpty()) return null;
+        Map<String, String> labels = e.labels().comparator() == null ? e.labels() : new TreeMap<>(e.labels());
+        ProtoWriter s = null;
+        for (Map.Entry<String, String> l : labels.entrySet()) {
+            if (keys != null && !keys.contains(l.getKey()) && !routeKeys.contains(l.getKey())) continue;
+            if (s == null) s = new ProtoWriter(32 * labels.size());
+            structString(s, l.getKey(), l.getValue());
+        }
+        return s;
+    }
+
+    /** An EDS cluster as {@link #cluster} makes it, as bytes. */
+    private byte[] clusterBytes(String name, String host, ServicePort port, boolean http2) {
+        ProtoWriter eds = new ProtoWriter(32 + 2 * name.length())
+                .message(Cluster.EdsClusterConfig.EDS_CONFIG_FIELD_NUMBER, shapes.ads)
+                .string(Cluster.EdsClusterConfig.SERVICE_NAME_FIELD_NUMBER, name);
+        // Struct fields are a map: entries sorted by key, each with its key and value; a Value's string is a oneof
+        ProtoWriter fields = new ProtoWriter(64 + host.length());
+        structString(fields, "host", host);
+        structString(fields, "port", port.name());
+        structString(fields, "protocol", port.protocol().portName());
+        ProtoWriter metadata = new ProtoWriter(96 + host.length())
+                .message(
+                        Metadata.FILTER_METADATA_FIELD_NUMBER,
+                        new ProtoWriter(96 + host.length())
+                                .stringAlways(1, BRIDGE_METADATA)
+                                .message(2, fields));
+        ProtoWriter w = new ProtoWriter(256 + 2 * name.length() + host.length())
+                .string(Cluster.NAME_FIELD_NUMBER, name)
+                .varint(Cluster.TYPE_FIELD_NUMBER, Cluster.DiscoveryType.EDS_VALUE)
+                .message(Cluster.EDS_CLUSTER_CONFIG_FIELD_NUMBER, eds)
+                .message(Cluster.CONNECT_TIMEOUT_FIELD_NUMBER, shapes.connectTimeout)
+                .message(Cluster.METADATA_FIELD_NUMBER, metadata)
+                .message(Cluster.COMMON_LB_CONFIG_FIELD_NUMBER, shapes.commonLbConfig);
+        if (http2) w.message(Cluster.TYPED_EXTENSION_PROTOCOL_OPTIONS_FIELD_NUMBER, shapes.http2Entry);
+        return w.toByteArray();
+    }
+
+    private static void structString(ProtoWriter fields, String key, String value) {
+        fields.message(
+                Struct.FIELDS_FIELD_NUMBER,
+                new ProtoWriter(16 + value.length())
+                        .stringAlways(1, key)
+                        .message(
+                                2,
+                                new ProtoWriter(8 + value.length())
+                                        .stringAlways(Value.STRING_VALUE_FIELD_NUMBER, value)));
+    }
+
+    /** An API listener as {@link #apiListener} makes it, as bytes. */
+    private byte[] apiListenerBytes(String name, String routeName) {
+        ProtoWriter hcm = new ProtoWriter(160 + name.length() + routeName.length())
+                .string(HttpConnectionManager.STAT_PREFIX_FIELD_NUMBER, name)
+                .message(
+                        HttpConnectionManager.RDS_FIELD_NUMBER,
+                        new ProtoWriter(32 + routeName.length())
+                                .message(Rds.CONFIG_SOURCE_FIELD_NUMBER, shapes.ads)
+                                .string(Rds.ROUTE_CONFIG_NAME_FIELD_NUMBER, routeName))
+                .message(HttpConnectionManager.HTTP_FILTERS_FIELD_NUMBER, shapes.routerOnly);
+        ProtoWriter any = new ProtoWriter(256 + name.length() + routeName.length())
+                .string(Any.TYPE_URL_FIELD_NUMBER, ConformanceRules.HCM_TYPE)
+                .message(Any.VALUE_FIELD_NUMBER, hcm);
+        return new ProtoWriter(272 + 2 * name.length() + routeName.length())
+                .string(Listener.NAME_FIELD_NUMBER, name)
+                .message(
+                        Listener.API_LISTENER_FIELD_NUMBER,
+                        new ProtoWriter(264 + name.length() + routeName.length())
+                                .message(ApiListener.API_LISTENER_FIELD_NUMBER, any))
+                .toByteArray();
+    }
+
+    /** The proxyless route configuration as {@link #grpcResources} makes it, as bytes. */
+    private byte[] routeBytes(String host, String routeName, List<ServicePort> http, ServicePort defaultPort) {
+        ProtoWriter rc = new ProtoWriter(64 + http.size() * (96 + 4 * host.length()))
+                .string(RouteConfiguration.NAME_FIELD_NUMBER, routeName);
+        for (ServicePort p : http) {
+            String cluster = XdsNames.grpcCluster(host, p.number());
+            ProtoWriter vh = new ProtoWriter(64 + 4 * host.length())
+                    .string(VirtualHost.NAME_FIELD_NUMBER, XdsNames.virtualHost(host, p.number()))
+                    .string(VirtualHost.DOMAINS_FIELD_NUMBER, host + ":" + p.number());
+            if (p == defaultPort) vh.string(VirtualHost.DOMAINS_FIELD_NUMBER, host);
+            vh.message(
+                    VirtualHost.ROUTES_FIELD_NUMBER,
+                    new ProtoWriter(32 + cluster.length())
+                            .message(Route.MATCH_FIELD_NUMBER, shapes.matchAll)
+                            .message(
+                                    Route.ROUTE_FIELD_NUMBER,
+                                    new ProtoWriter(8 + cluster.length())
+                                            .string(RouteAction.CLUSTER_FIELD_NUMBER, cluster)));
+            rc.message(RouteConfiguration.VIRTUAL_HOSTS_FIELD_NUMBER, vh);
+        }
+        return rc.toByteArray();
+    }
+
+    /** A message's deterministic bytes. */
+    static byte[] bytes(Message message) {
+        return pack(message, "").getValue().toByteArray();
+    }
+
     // ------------------------------------------------------------------ serialization and versions
 
     static XdsResource resource(XdsType type, String name, Message message, boolean wildcard) {
         Any any = pack(message, type.typeUrl());
         long version = version(type, name, any);
         return new XdsResource(type, name, version, any, wildcard);
+    }
+
+    /** A resource from its bytes (the array is the resource's from now on). */
+    static XdsResource resource(XdsType type, String name, byte[] bytes, boolean wildcard) {
+        Any any = Any.newBuilder()
+                .setTypeUrl(type.typeUrl())
+                .setValue(UnsafeByteOperations.unsafeWrap(bytes))
+                .build();
+        return new XdsResource(type, name, version(type, name, any), any, wildcard);
     }
 
     /** Serializes deterministically (map fields sorted by key) into an Any. */

@@ -13,6 +13,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,8 +41,12 @@ final class XdsCore {
     private final EnvoyTranslator translator;
     private final EnvoyIngressTranslator ingressTranslator;
     private final EnvoySidecarTranslator sidecarTranslator;
-    /** Per host, what decides its outbound routes; the sidecar's resources are made again when one changes. */
-    private final TreeMap<String, EnvoySidecarTranslator.Entry> sidecarEntries = new TreeMap<>();
+    /**
+     * Per host, what decides its outbound routes; the sidecar's resources are made again when one changes. A hash map:
+     * every change looks its host up, and a sorted map compared long host names down its depth; the rare translation
+     * sorts them.
+     */
+    private final Map<String, EnvoySidecarTranslator.Entry> sidecarEntries = new HashMap<>();
 
     private boolean sidecarTranslated;
     /** A sidecar entry changed since the sidecar resources were last made (their translation was put off). */
@@ -355,7 +360,7 @@ final class XdsCore {
             return;
         }
         sidecarPending = false;
-        SidecarResources translated = sidecarTranslator.translate(sidecarEntries);
+        SidecarResources translated = sidecarTranslator.translate(new TreeMap<>(sidecarEntries));
         sidecarTranslated = true;
         sidecarTranslations++;
         List<String> problems = new ArrayList<>();

@@ -102,10 +102,11 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             ScheduledFuture<?> expiry,
             boolean removeOnExpiry) {
 
-        boolean sameContent(ServiceUpsert u) {
+        /** @param sortedEndpoints the upsert's endpoints, sorted */
+        boolean sameContent(ServiceUpsert u, List<Endpoint> sortedEndpoints) {
             return host.equals(u.host())
                     && ports.equals(u.ports())
-                    && endpoints.equals(sorted(u.endpoints()))
+                    && endpoints.equals(sortedEndpoints)
                     && labels.equals(u.labels());
         }
     }
@@ -126,7 +127,14 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private final Map<String, Set<ServiceKey>> keysByRegistry = new HashMap<>();
     private final Map<String, EmptyServicePolicy> policies = new HashMap<>();
     private final Map<String, long[]> counts = new HashMap<>();
-    private final Set<String> dirtyHosts = new HashSet<>();
+    /**
+     * Hosts changed since the last publish. Replaced rather than cleared after a publish of more than {@link
+     * #REUSED_DIRTY_HOSTS} hosts: a hash set keeps the table it grew to, and clearing or iterating it costs its capacity,
+     * so after a first sync every single change would pay for the whole catalog.
+     */
+    private Set<String> dirtyHosts = new HashSet<>();
+
+    private static final int REUSED_DIRTY_HOSTS = 64;
     private final List<SnapshotListener> listeners = new ArrayList<>();
     /** Conflict lines already logged (bounded: past the bound, conflicts are still counted and shown, not logged). */
     private final Set<String> reportedConflicts = new HashSet<>();
@@ -315,7 +323,8 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             leave(u.key(), false);
             return;
         }
-        if (old != null && old.sameContent(u)) {
+        List<Endpoint> sortedEndpoints = sorted(u.endpoints());
+        if (old != null && old.sameContent(u, sortedEndpoints)) {
             if (old.expiry() != null) {
                 old.expiry().cancel(false);
                 shards.put(
@@ -328,7 +337,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             if (old.expiry() != null) old.expiry().cancel(false);
             if (!old.host().equals(u.host())) detachFromHost(old);
         }
-        Shard shard = new Shard(u.key(), u.host(), u.ports(), sorted(u.endpoints()), u.labels(), null, false);
+        Shard shard = new Shard(u.key(), u.host(), u.ports(), sortedEndpoints, u.labels(), null, false);
         shards.put(u.key(), shard);
         arrivals.putIfAbsent(u.key(), ++arrivalCount);
         keysByHost.computeIfAbsent(u.host(), h -> new TreeSet<>()).add(u.key());
@@ -492,7 +501,8 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             }
             changedHosts.add(host);
         }
-        dirtyHosts.clear();
+        if (dirtyHosts.size() > REUSED_DIRTY_HOSTS) dirtyHosts = new HashSet<>();
+        else dirtyHosts.clear();
         boolean routesChanged =
                 routesDirty && !routes.version().equals(prev.routes().version());
         routesDirty = false;

@@ -3,7 +3,6 @@ package dev.meshbridge.core.model;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.util.CompactSortedMap;
 import dev.meshbridge.core.util.Interner;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SortedMap;
@@ -50,14 +49,6 @@ public record Endpoint(
 
     private static final Interner<Locality> LOCALITIES = new Interner<>(1 << 12);
 
-    private static final Comparator<Endpoint> ORDER = Comparator.comparing(Endpoint::address)
-            .thenComparing(e -> e.ports().toString())
-            .thenComparingInt(Endpoint::weight)
-            .thenComparing(Endpoint::locality)
-            .thenComparing(e -> e.labels().toString())
-            .thenComparing(Endpoint::health)
-            .thenComparing(Endpoint::enabled);
-
     public Endpoint {
         Objects.requireNonNull(address, "address");
         address = address.intern();
@@ -103,9 +94,31 @@ public record Endpoint(
         return new Builder(address);
     }
 
+    /**
+     * Orders by address, ports, weight, locality, labels, health, enabled; maps compare as their {@code toString} forms
+     * (the order every release used), but only when they differ: equal maps, most often one shared instance, are not
+     * formatted.
+     */
     @Override
     public int compareTo(Endpoint o) {
-        return ORDER.compare(this, o);
+        if (this == o) return 0;
+        int c = address.compareTo(o.address);
+        if (c != 0) return c;
+        c = compareForms(ports, o.ports);
+        if (c != 0) return c;
+        c = Integer.compare(weight, o.weight);
+        if (c != 0) return c;
+        c = locality.compareTo(o.locality);
+        if (c != 0) return c;
+        c = compareForms(labels, o.labels);
+        if (c != 0) return c;
+        c = health.compareTo(o.health);
+        return c != 0 ? c : Boolean.compare(enabled, o.enabled);
+    }
+
+    private static int compareForms(Map<String, ?> a, Map<String, ?> b) {
+        if (a == b || a.equals(b)) return 0;
+        return a.toString().compareTo(b.toString());
     }
 
     /** Builds an endpoint; defaults: enabled, healthy, {@link #DEFAULT_WEIGHT}, no labels, no locality. */

@@ -85,12 +85,21 @@ public final class MeshSnapshot {
         this.sequence = sequence;
         this.versionSum = versionSum;
         this.services = Objects.requireNonNull(services);
-        this.changed = Set.copyOf(changed);
-        this.removed = Set.copyOf(removed);
+        this.changed = immutable(changed);
+        this.removed = immutable(removed);
         this.endpointCount = endpointCount;
         this.routes = Objects.requireNonNull(routes);
         this.routesChanged = routesChanged;
         this.firstEventNanos = firstEventNanos;
+    }
+
+    /** {@link Set#copyOf}, without its intermediate hash set for the usual one changed host. */
+    private static Set<String> immutable(Set<String> hosts) {
+        return switch (hosts.size()) {
+            case 0 -> Set.of();
+            case 1 -> Set.of(hosts.iterator().next());
+            default -> Set.copyOf(hosts);
+        };
     }
 
     public static MeshSnapshot empty() {

@@ -330,4 +330,36 @@ class ServiceAggregatorTest {
                 .containsExactly("10.0.0.2");
         assertThat(a.hostConflicts()).isEmpty();
     }
+
+    @Test
+    void afterALargePublish_everyLaterChangeIsPublishedAlone_andNoneIsLost() {
+        // a first sync marks hundreds of hosts dirty at once; the set that held them is replaced, not cleared
+        ServiceAggregator a = aggregator(Duration.ofMillis(10), Duration.ofMillis(50));
+        List<MeshSnapshot> seen = new CopyOnWriteArrayList<>();
+        a.subscribe(seen::add).join();
+        for (int i = 0; i < 300; i++) a.accept(upsert("r1", "s" + i, "s" + i + ".test", ep("10.0.1." + (i % 250))));
+        MeshSnapshot first = a.flushNow().join();
+        assertThat(first.serviceCount()).isEqualTo(300);
+        for (int i = 0; i < 100; i++) {
+            int s = (i * 7) % 300;
+            a.accept(upsert("r1", "s" + s, "s" + s + ".test", ep("10.0.2." + (i % 250)), ep("10.0.3." + (i % 250))));
+            MeshSnapshot next = a.flushNow().join();
+            assertThat(next.changed()).containsExactly("s" + s + ".test");
+            assertThat(next.removed()).isEmpty();
+            assertThat(next.service("s" + s + ".test").endpoints())
+                    .extracting(Endpoint::address)
+                    .containsExactly("10.0.2." + (i % 250), "10.0.3." + (i % 250));
+        }
+        // then a burst of 200 changes arriving before one publish: every one of them is in it
+        for (int i = 0; i < 200; i++) a.accept(upsert("r1", "s" + i, "s" + i + ".test", ep("10.0.4." + (i % 250))));
+        MeshSnapshot burst = a.flushNow().join();
+        assertThat(burst.changed()).hasSize(200);
+        a.accept(upsert("r1", "s299", "s299.test", ep("10.0.5.1")));
+        assertThat(a.flushNow().join().changed()).containsExactly("s299.test");
+        await().untilAsserted(() -> assertThat(seen.get(seen.size() - 1).sequence())
+                .isEqualTo(a.current().sequence()));
+        // listeners saw every snapshot, in order
+        for (int i = 1; i < seen.size(); i++)
+            assertThat(seen.get(i).sequence()).isEqualTo(seen.get(i - 1).sequence() + 1);
+    }
 }
