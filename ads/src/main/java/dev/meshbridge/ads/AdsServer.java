@@ -379,6 +379,15 @@ public final class AdsServer implements AutoCloseable {
         }
     }
 
+    /** Runs a task on the serving thread after {@code delay}, guarded as {@link #execute}. Ignored after close. */
+    public void schedule(Runnable task, Duration delay) {
+        try {
+            executor.schedule(() -> guarded(task), delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // closed
+        }
+    }
+
     /**
      * Completes once the serving thread has done everything queued before this call, and the pushes that work
      * caused (tests and the benchmark wait on it instead of sleeping).

@@ -37,6 +37,8 @@ final class XdsCore {
 
     private static final Logger log = LoggerFactory.getLogger(XdsCore.class);
     private static final int MAX_WARNED = 10_000;
+    /** A making of the sidecar's resources that only adds services waits this many times the last one's cost. */
+    static final int SIDECAR_SPACING = 4;
 
     private final EnvoyTranslator translator;
     private final EnvoyIngressTranslator ingressTranslator;
@@ -53,6 +55,13 @@ final class XdsCore {
     private boolean sidecarPending;
 
     private long sidecarTranslations;
+    /** What the last making of the sidecar's resources cost, and when it ended ({@link System#nanoTime()}). */
+    private long sidecarCostNanos;
+
+    private long sidecarEndNanos;
+    /** The clock of that spacing ({@link System#nanoTime()}; tests step it). */
+    private java.util.function.LongSupplier nanoClock = System::nanoTime;
+
     private final XdsMetrics metrics;
     private final ResourceIndex index;
     private final Set<String> warned = new HashSet<>();
@@ -355,10 +364,55 @@ final class XdsCore {
             }
         }
         if (!changed) return;
-        if (later && onlyAdded && sidecarTranslated) {
+        if (onlyAdded && sidecarTranslated && (later || sidecarDelayNanos() > 0)) {
             sidecarPending = true;
             return;
         }
+        translateSidecar();
+    }
+
+    /**
+     * How long a making of the sidecar's resources that only adds services still waits: until {@link
+     * #SIDECAR_SPACING} times the cost of the last one has passed since it ended, so that during a first sync, when the
+     * serving thread keeps up with the snapshots, at most a fifth of it goes to making them again from every service (one
+     * per snapshot was most of its time at 100,000 services). A new service waits that long for its sidecar route;
+     * its cluster and endpoints are served at once. 0 or less: now.
+     */
+    long sidecarDelayNanos() {
+        return sidecarEndNanos + SIDECAR_SPACING * sidecarCostNanos - nanoClock.getAsLong();
+    }
+
+    /** Replaces the clock that spaces the sidecar's translations (tests). */
+    XdsCore nanoClock(java.util.function.LongSupplier clock) {
+        this.nanoClock = clock;
+        return this;
+    }
+
+    /** Whether a making of the sidecar's resources was put off (a later snapshot or {@link #flushSidecar} makes it). */
+    boolean sidecarPending() {
+        return sidecarPending;
+    }
+
+    /** Makes the sidecar's resources that were put off, from the last snapshot applied; nothing when none were. */
+    void flushSidecar() {
+        if (!sidecarPending || sidecarTranslator == null) return;
+        index.takeChanges();
+        translateSidecar();
+        index.engine().publishCounts();
+        index.takeChanges();
+    }
+
+    private void translateSidecar() {
+        long start = nanoClock.getAsLong();
+        try {
+            serveSidecar();
+        } finally {
+            sidecarEndNanos = nanoClock.getAsLong();
+            sidecarCostNanos = sidecarEndNanos - start;
+        }
+    }
+
+    private void serveSidecar() {
         sidecarPending = false;
         SidecarResources translated = sidecarTranslator.translate(new TreeMap<>(sidecarEntries));
         sidecarTranslated = true;

@@ -129,8 +129,36 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         ads.execute(() -> {
             boolean later = handedSequence.get() > snapshot.sequence();
             ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot, later));
-            servedSequence = snapshot.sequence();
+            if (!core.sidecarPending()) {
+                servedSequence = snapshot.sequence();
+            } else if (!later) {
+                scheduleSidecar(snapshot.firstEventNanos());
+            }
         });
+    }
+
+    /** Whether a making of the sidecar's resources that was put off is scheduled (serving thread only). */
+    private boolean sidecarScheduled;
+
+    /**
+     * Makes the sidecar's resources that the last snapshot put off once their spacing has passed, unless a later
+     * snapshot comes first (it decides again); the served sequence follows once they are served.
+     */
+    private void scheduleSidecar(long eventNanos) {
+        if (sidecarScheduled) return;
+        sidecarScheduled = true;
+        ads.schedule(
+                () -> {
+                    sidecarScheduled = false;
+                    if (!core.sidecarPending() || handedSequence.get() > core.lastSequence()) return;
+                    if (core.sidecarDelayNanos() > 0) {
+                        scheduleSidecar(eventNanos);
+                        return;
+                    }
+                    ads.engine().applyChange(eventNanos, core::flushSidecar);
+                    servedSequence = core.lastSequence();
+                },
+                java.time.Duration.ofNanos(Math.max(0, core.sidecarDelayNanos())));
     }
 
     /** The sequence of the last snapshot handed to this server (applied or waiting on the serving thread). */

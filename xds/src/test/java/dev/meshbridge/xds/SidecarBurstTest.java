@@ -23,14 +23,20 @@ import org.junit.jupiter.api.Test;
  */
 class SidecarBurstTest {
 
+    /** A core whose sidecar translations cost nothing on its clock, so none is spaced out. */
     private static XdsCore core() {
+        return core(() -> 0L);
+    }
+
+    private static XdsCore core(java.util.function.LongSupplier clock) {
         EnvoyTranslator translator = new EnvoyTranslator();
         return new XdsCore(
-                translator,
-                null,
-                new EnvoySidecarTranslator(translator, SidecarOptions.DEFAULTS),
-                new XdsMetrics(new SimpleMeterRegistry()),
-                AdsEngine.detached(XdsType.TYPES, new SimpleMeterRegistry()));
+                        translator,
+                        null,
+                        new EnvoySidecarTranslator(translator, SidecarOptions.DEFAULTS),
+                        new XdsMetrics(new SimpleMeterRegistry()),
+                        AdsEngine.detached(XdsType.TYPES, new SimpleMeterRegistry()))
+                .nanoClock(clock);
     }
 
     /** Every sidecar resource served (type and name) with its content version. */
@@ -96,6 +102,69 @@ class SidecarBurstTest {
             }
             assertThat(queued.sidecarTranslations()).isGreaterThan(before);
             assertThat(sidecar(queued)).isEqualTo(sidecar(eager));
+        }
+    }
+
+    /**
+     * With the serving thread keeping up (no snapshot waiting), a snapshot that only adds services right after a
+     * translation waits for the spacing: its service's cluster is served at once, its sidecar route once the spacing
+     * has passed ({@link XdsCore#flushSidecar}), and what is served then equals eager application. A removal is never
+     * spaced out.
+     */
+    @Test
+    void additionsRightAfterATranslationWaitForTheSpacing_removalsDoNot() {
+        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
+        ServiceUpsert orders = Upserts.springCloud(
+                "orders", List.of(Upserts.springInstance("10.0.0.1", 8080).build()));
+        ServiceUpsert billing = Upserts.springCloud(
+                "billing", List.of(Upserts.springInstance("10.0.3.1", 8080).build()));
+        try (TestCatalog catalog = new TestCatalog()) {
+            catalog.aggregator().subscribe(snapshots::add).join();
+            catalog.snapshot();
+            catalog.aggregator().accept(orders);
+            catalog.snapshot();
+            catalog.aggregator().accept(billing);
+            catalog.snapshot();
+            catalog.aggregator().accept(new ServiceRemoval(orders.key()));
+            catalog.snapshot();
+            assertThat(snapshots).hasSize(4);
+
+            // every reading of this clock is a millisecond later: a translation costs 1 ms, so the next one that only
+            // adds waits until 4 ms after it ended
+            long[] now = {0};
+            XdsCore spaced = core(() -> now[0] += 1_000_000);
+            XdsCore eager = core();
+            for (int i = 0; i < 2; i++) {
+                spaced.applySnapshot(snapshots.get(i));
+                eager.applySnapshot(snapshots.get(i));
+            }
+            assertThat(spaced.sidecarPending())
+                    .as("orders added right after the first translation")
+                    .isTrue();
+            String ordersHost = snapshots.get(1).changed().iterator().next();
+            assertThat(spaced.index().service(ordersHost))
+                    .as("its cluster served at once")
+                    .isNotNull();
+            assertThat(sidecar(spaced)).isNotEqualTo(sidecar(eager));
+            long translations = spaced.sidecarTranslations();
+
+            now[0] += 10_000_000;
+            assertThat(spaced.sidecarDelayNanos()).isNegative();
+            spaced.flushSidecar();
+            assertThat(spaced.sidecarPending()).isFalse();
+            assertThat(spaced.sidecarTranslations()).isEqualTo(translations + 1);
+            assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
+            spaced.flushSidecar();
+            assertThat(spaced.sidecarTranslations()).as("nothing left to flush").isEqualTo(translations + 1);
+
+            // billing added right after: put off; orders removed next: made at once, billing's route with it
+            spaced.applySnapshot(snapshots.get(2));
+            eager.applySnapshot(snapshots.get(2));
+            assertThat(spaced.sidecarPending()).isTrue();
+            spaced.applySnapshot(snapshots.get(3));
+            eager.applySnapshot(snapshots.get(3));
+            assertThat(spaced.sidecarPending()).isFalse();
+            assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
         }
     }
 }
