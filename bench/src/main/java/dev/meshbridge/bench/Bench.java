@@ -212,6 +212,9 @@ final class Bench {
      * the baseline, and so on ({@link LoadProfile#pairs()} pairs). Then the same number of changes in bursts, per
      * side.
      */
+    /** Single changes that warm the bridge up before its single changes are measured (about 12 ms each). */
+    static final int SINGLE_WARM_UP = Integer.getInteger("bench.singleWarmUp", 5_000);
+
     private void changeCost(Side b, Target bridge, Side base, Target baseline) throws Exception {
         Side[] sides = {b, base};
         Target[] targets = {bridge, baseline};
@@ -231,6 +234,10 @@ final class Bench {
                     for (int j = 0; j < 50; j++) drivers[s].change(drivers[s].randomService());
                     targets[s].settle(limit(sides[s]));
                 }
+                // then single changes, as measured (the bridge only: the baseline's take a second each at 1M): fifty
+                // to a snapshot ran the per-snapshot code a fortieth as often, and the measured blocks ran it half
+                // compiled (ChangeCostMain's finding)
+                for (int k = 0; s == 0 && k < SINGLE_WARM_UP; k++) oneAtATime(targets[s], drivers[s], limit(sides[s]));
             } catch (Exception e) {
                 if (s == 0) throw e;
                 stop(sides[s], targets[s], "warm-up changes", e);

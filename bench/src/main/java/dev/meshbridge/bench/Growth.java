@@ -108,6 +108,11 @@ final class Growth {
                 for (int j = 0; j < Math.min(50, warmUp); j++) driver.change(driver.randomService());
                 target.settle(Bench.LONG);
             }
+            // then single changes, as measured, so the per-snapshot code is compiled (see Bench.SINGLE_WARM_UP)
+            for (int k = 0; bridge && k < Bench.SINGLE_WARM_UP; k++) {
+                driver.change(driver.randomService());
+                target.settle(Bench.LONG);
+            }
             ThreadCost before = ThreadCost.now();
             for (int k = 0; k < n; k++) {
                 long previous = target.last().sequence();
