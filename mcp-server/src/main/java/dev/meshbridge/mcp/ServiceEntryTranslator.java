@@ -139,19 +139,8 @@ public final class ServiceEntryTranslator {
             return invalid;
         });
 
-        ServiceEntry.Builder se = ServiceEntry.newBuilder()
-                .addHosts(service.host())
-                .setLocation(ServiceEntry.Location.MESH_INTERNAL)
-                .setResolution(ServiceEntry.Resolution.STATIC)
-                .addAllExportTo(options.exportTo());
         Set<String> portNames = new LinkedHashSet<>();
-        for (dev.meshbridge.core.model.ServicePort p : service.ports()) {
-            se.addPorts(ServicePort.newBuilder()
-                    .setNumber(p.number())
-                    .setProtocol(IstioProtocols.of(p.protocol()))
-                    .setName(p.name()));
-            portNames.add(p.name());
-        }
+        ServiceEntry.Builder se = head(service, portNames).addAllExportTo(options.exportTo());
 
         String selector = options.endpointMode() == EndpointMode.WORKLOAD_ENTRY ? selectorValue(name) : null;
         List<WorkloadEntry> workloads = new ArrayList<>();
@@ -241,18 +230,8 @@ public final class ServiceEntryTranslator {
         for (Map.Entry<String, String> l : metadataLabels.entrySet()) {
             if (!Labels.isValidKey(l.getKey()) || !Labels.isValidValue(l.getValue())) return null;
         }
-        ServiceEntry.Builder head = ServiceEntry.newBuilder()
-                .addHosts(service.host())
-                .setLocation(ServiceEntry.Location.MESH_INTERNAL)
-                .setResolution(ServiceEntry.Resolution.STATIC);
         Set<String> portNames = new LinkedHashSet<>();
-        for (dev.meshbridge.core.model.ServicePort p : service.ports()) {
-            head.addPorts(ServicePort.newBuilder()
-                    .setNumber(p.number())
-                    .setProtocol(IstioProtocols.of(p.protocol()))
-                    .setName(p.name()));
-            portNames.add(p.name());
-        }
+        ServiceEntry.Builder head = head(service, portNames);
         ServiceEntry headMessage = head.build();
         // the service-level rules, on the ServiceEntry without its endpoints (each made to keep them, see
         // workloadBytes) and without export_to (McpOptions refuses an export_to the rules refuse)
@@ -575,5 +554,24 @@ public final class ServiceEntryTranslator {
 
     private static String describe(Endpoint e) {
         return e.address() + e.ports();
+    }
+
+    /**
+     * The ServiceEntry's head: its host, location, resolution and ports (no export_to, no endpoints); adds each port's
+     * name to {@code portNames}.
+     */
+    private static ServiceEntry.Builder head(MeshService service, Set<String> portNames) {
+        ServiceEntry.Builder head = ServiceEntry.newBuilder()
+                .addHosts(service.host())
+                .setLocation(ServiceEntry.Location.MESH_INTERNAL)
+                .setResolution(ServiceEntry.Resolution.STATIC);
+        for (dev.meshbridge.core.model.ServicePort p : service.ports()) {
+            head.addPorts(ServicePort.newBuilder()
+                    .setNumber(p.number())
+                    .setProtocol(IstioProtocols.of(p.protocol()))
+                    .setName(p.name()));
+            portNames.add(p.name());
+        }
+        return head;
     }
 }
