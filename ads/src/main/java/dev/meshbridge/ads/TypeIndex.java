@@ -2,8 +2,6 @@ package dev.meshbridge.ads;
 
 import dev.meshbridge.core.util.Hash64;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.function.IntConsumer;
 
 /**
@@ -31,9 +29,14 @@ final class TypeIndex {
     /** The streams' subscriptions of this type, by resource. */
     final Subscribers subscribers = new Subscribers();
 
-    private Map<String, Integer> ids = new HashMap<>();
-    /** The most names {@link #ids} held since it was last rebuilt (a HashMap never shrinks its table). */
-    private int idsPeak;
+    /**
+     * The ids by name: an open-addressed table (linear probing) of {@code id + 1}, 0 for an empty slot, placed by the
+     * name's hash and compared through {@link #names}. A {@code HashMap<String, Integer>} cost about 80 bytes per name
+     * (node, boxed id, table); this costs 8 at most (a power of two at least twice the names).
+     */
+    private int[] slots = new int[128];
+    /** How many names have an id now. */
+    private int live;
 
     private String[] names = new String[64];
     private long[] nameHashes = new long[64];
@@ -59,8 +62,8 @@ final class TypeIndex {
 
     /** The id of a name, given one when new. */
     int id(String name) {
-        Integer id = ids.get(name);
-        if (id != null) return id;
+        int slot = slotOf(name);
+        if (slot >= 0) return slots[slot] - 1;
         int n;
         if (freeCount > 0) {
             n = free[--freeCount];
@@ -78,8 +81,13 @@ final class TypeIndex {
         }
         names[n] = name;
         nameHashes[n] = Hash64.of(name);
-        ids.put(name, n);
-        idsPeak = Math.max(idsPeak, ids.size());
+        if (2 * (live + 1) > slots.length) {
+            rehash(slots.length * 2);
+            slots[-1 - slotOf(name)] = n + 1;
+        } else {
+            slots[-1 - slot] = n + 1;
+        }
+        live++;
         candidate(n); // a name asked for and then not subscribed (a refused request) goes again
         return n;
     }
@@ -120,7 +128,8 @@ final class TypeIndex {
                     || !subscribers.naming(id).isEmpty()) {
                 continue;
             }
-            ids.remove(name);
+            removeSlot(slotOf(name));
+            live--;
             names[id] = null;
             nameHashes[id] = 0;
             roleMasks[id] = 0;
@@ -130,22 +139,62 @@ final class TypeIndex {
         }
         candidateCount = 0;
         if (candidates.length > 1024) candidates = new int[16];
-        if (idsPeak > 4096 && ids.size() < idsPeak / 4) {
-            ids = new HashMap<>(ids);
-            idsPeak = ids.size();
-        }
+        if (slots.length > 8192 && 8 * live < slots.length) rehash(Math.max(128, Integer.highestOneBit(live) * 4));
         return n;
     }
 
     /** How many names have an id now (served, retired or subscribed). */
     int liveNames() {
-        return ids.size();
+        return live;
     }
 
     /** The id of a known name, or -1. */
     int find(String name) {
-        Integer id = ids.get(name);
-        return id == null ? -1 : id;
+        int slot = slotOf(name);
+        return slot >= 0 ? slots[slot] - 1 : -1;
+    }
+
+    private static int spread(String name) {
+        int h = name.hashCode() * 0x9E3779B9;
+        return h ^ (h >>> 16);
+    }
+
+    /** The slot holding the name's id, or {@code -1 - slot} of the empty slot where it would go. */
+    private int slotOf(String name) {
+        int mask = slots.length - 1;
+        for (int i = spread(name) & mask; ; i = (i + 1) & mask) {
+            int v = slots[i];
+            if (v == 0) return -1 - i;
+            if (names[v - 1].equals(name)) return i;
+        }
+    }
+
+    /** Empties a slot and moves back the entries after it that could not sit at their place (linear probing). */
+    private void removeSlot(int i) {
+        int mask = slots.length - 1;
+        int hole = i;
+        for (int j = (i + 1) & mask; slots[j] != 0; j = (j + 1) & mask) {
+            int home = spread(names[slots[j] - 1]) & mask;
+            // the entry at j stays when its home lies cyclically in (hole, j]
+            boolean stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+            if (!stays) {
+                slots[hole] = slots[j];
+                hole = j;
+            }
+        }
+        slots[hole] = 0;
+    }
+
+    private void rehash(int capacity) {
+        int[] old = slots;
+        slots = new int[capacity];
+        int mask = capacity - 1;
+        for (int v : old) {
+            if (v == 0) continue;
+            int i = spread(names[v - 1]) & mask;
+            while (slots[i] != 0) i = (i + 1) & mask;
+            slots[i] = v;
+        }
     }
 
     String name(int id) {

@@ -78,4 +78,45 @@ class TypeIndexTest {
         eds.reclaim();
         assertThat(eds.find("pending")).isEqualTo(-1);
     }
+
+    /**
+     * The id table under random serving and removal, with names whose hash codes collide ("Aa" and "BB" hash alike) so
+     * that entries chain and removals must move their neighbours back: every name served has the id it was given, every
+     * name removed is forgotten, and the table grows and shrinks with them.
+     */
+    @Test
+    void idsByName_matchWhatIsServed_underRandomServingAndRemoval_withCollidingHashes() {
+        java.util.Random random = new java.util.Random(22);
+        java.util.Map<String, Integer> model = new java.util.HashMap<>();
+        java.util.List<String> pool = new java.util.ArrayList<>();
+        for (int i = 0; i < 4_096; i++) {
+            StringBuilder b = new StringBuilder();
+            for (int bit = 0; bit < 12; bit++) b.append((i >> bit & 1) == 0 ? "Aa" : "BB");
+            pool.add(random.nextBoolean() ? b.toString() : "r" + i);
+        }
+        for (int step = 0; step < 60_000; step++) {
+            String name = pool.get(random.nextInt(step < 40_000 ? pool.size() : 64));
+            Integer had = model.get(name);
+            if (had == null) {
+                int id = eds.id(name);
+                eds.put(id, resource(name), AdsEngine.ALL_ROLES);
+                model.put(name, id);
+            } else {
+                assertThat(eds.id(name)).isEqualTo(had);
+                eds.remove(had, false);
+                model.remove(name);
+            }
+            if (random.nextInt(50) == 0) eds.reclaim();
+            if (step % 997 == 0) {
+                eds.reclaim();
+                assertThat(eds.liveNames()).isEqualTo(model.size());
+                for (String n : pool) assertThat(eds.find(n)).isEqualTo(model.getOrDefault(n, -1));
+            }
+        }
+        eds.reclaim();
+        assertThat(eds.liveNames())
+                .as("only the 64 names of the last phase can be left")
+                .isEqualTo(model.size());
+        for (String n : pool) assertThat(eds.find(n)).as(n).isEqualTo(model.getOrDefault(n, -1));
+    }
 }
