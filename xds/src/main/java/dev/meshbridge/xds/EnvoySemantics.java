@@ -33,8 +33,8 @@ final class EnvoySemantics {
         List<String> out = new ArrayList<>();
         try {
             switch (r.type()) {
-                case LISTENER -> listener(Listener.parseFrom(r.any().getValue()), out);
-                case ROUTE -> route(RouteConfiguration.parseFrom(r.any().getValue()), out);
+                case LISTENER -> listener(Listener.parseFrom(r.value()), out);
+                case ROUTE -> route(RouteConfiguration.parseFrom(r.value()), out);
                 default -> {
                     // clusters, load assignments, secrets and Dubbo routes: their field rules are all Envoy checks
                 }

@@ -948,18 +948,14 @@ public final class EnvoyTranslator {
     // ------------------------------------------------------------------ serialization and versions
 
     static XdsResource resource(XdsType type, String name, Message message, boolean wildcard) {
-        Any any = pack(message, type.typeUrl());
-        long version = version(type, name, any);
-        return new XdsResource(type, name, version, any, wildcard);
+        ByteString value = pack(message, type.typeUrl()).getValue();
+        return new XdsResource(type, name, version(type, name, value), value, wildcard);
     }
 
     /** A resource from its bytes (the array is the resource's from now on). */
     static XdsResource resource(XdsType type, String name, byte[] bytes, boolean wildcard) {
-        Any any = Any.newBuilder()
-                .setTypeUrl(type.typeUrl())
-                .setValue(UnsafeByteOperations.unsafeWrap(bytes))
-                .build();
-        return new XdsResource(type, name, version(type, name, any), any, wildcard);
+        ByteString value = UnsafeByteOperations.unsafeWrap(bytes);
+        return new XdsResource(type, name, version(type, name, value), value, wildcard);
     }
 
     /** Serializes deterministically (map fields sorted by key) into an Any. */
@@ -980,9 +976,9 @@ public final class EnvoyTranslator {
     }
 
     /** The content version of a resource: a hash of its type, name and bytes, never 0 or {@code Long.MIN_VALUE}. */
-    static long version(XdsType type, String name, Any any) {
+    static long version(XdsType type, String name, ByteString value) {
         Hash64 h = new Hash64().putString(type.typeUrl()).putString(name);
-        putBytes(h, any.getValue());
+        putBytes(h, value);
         long v = h.finish();
         // 0 and Long.MIN_VALUE mean "absent" and "unknown" to the server
         return v == 0 || v == Long.MIN_VALUE ? 1 : v;

@@ -10,7 +10,10 @@ import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** A resource holds its bytes only; the Delta wrapper made on demand carries exactly what SotW carries. */
+/**
+ * A resource holds its bytes only; the Any of a SotW response and the Delta wrapper, made on demand, carry exactly those
+ * bytes.
+ */
 class XdsResourceTest {
 
     private final TestCatalog catalog = new TestCatalog();
@@ -33,7 +36,10 @@ class XdsResourceTest {
             assertThat(delta.getVersion())
                     .isEqualTo(Hash64.toHex(x.versionHash()))
                     .isEqualTo(x.version());
-            assertThat(delta.getResource()).isSameAs(x.any());
+            assertThat(delta.getResource()).isEqualTo(x.any());
+            assertThat(x.any().getTypeUrl()).isEqualTo(x.type().typeUrl());
+            assertThat(x.any().getValue()).as("the body is not copied").isSameAs(x.value());
+            assertThat(delta.getResource().getValue()).isSameAs(x.value());
             assertThat(x.delta()).isEqualTo(delta);
             assertThat(delta.toByteString()).isEqualTo(x.delta().toByteString());
         }
