@@ -47,6 +47,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -320,8 +321,66 @@ public final class EnvoyTranslator {
         out.add(
                 cla != null
                         ? resource(XdsType.ENDPOINT, name, cla, !grpc)
-                        : resource(XdsType.ENDPOINT, name, claBytes, !grpc));
+                        : grpc
+                                ? loadAssignment(name, claBytes, sidecarLoadAssignment(out, host, port))
+                                : resource(XdsType.ENDPOINT, name, claBytes, !grpc));
         return true;
+    }
+
+    /** The sidecar load assignment of the port among the resources made so far, or null. */
+    private static XdsResource sidecarLoadAssignment(List<XdsResource> out, String host, ServicePort port) {
+        String name = XdsNames.cluster(host, port.number());
+        for (int i = out.size() - 1; i >= 0; i--) {
+            XdsResource r = out.get(i);
+            if (r.type() == XdsType.ENDPOINT && r.name().equals(name)) return r;
+        }
+        return null;
+    }
+
+    /**
+     * A proxyless load assignment from its bytes, sharing its endpoints with the sidecar one of the same port when
+     * they are the same bytes: the two differ in their cluster_name only when the sidecar form carries no metadata and
+     * every endpoint is healthy in one weight group, which is most services. The shared body is a {@link ByteString}
+     * rope of the proxyless name and the sidecar's bytes (clients receive the same bytes); below {@link
+     * #SHARED_BODY_MIN} bytes protobuf would copy the pieces into one array, so the bytes are kept as they are.
+     */
+    static XdsResource loadAssignment(String name, byte[] bytes, XdsResource sidecar) {
+        ByteString own = UnsafeByteOperations.unsafeWrap(bytes);
+        long version = version(XdsType.ENDPOINT, name, own);
+        ByteString value = sidecar == null ? own : shareBody(bytes, sidecar.value());
+        return new XdsResource(XdsType.ENDPOINT, name, version, value, false);
+    }
+
+    /** Pieces of a rope below this many bytes are copied by protobuf ({@code ByteString.concat}). */
+    static final int SHARED_BODY_MIN = 128;
+
+    /**
+     * {@code bytes} as a rope of its first field and the same body in {@code other}, when both start with one
+     * length-delimited field (a load assignment's cluster_name) and the rest is equal and at least {@link
+     * #SHARED_BODY_MIN} bytes; else {@code bytes} itself.
+     */
+    static ByteString shareBody(byte[] bytes, ByteString other) {
+        ByteString own = UnsafeByteOperations.unsafeWrap(bytes);
+        int head = firstFieldEnd(own);
+        int otherHead = firstFieldEnd(other);
+        int body = bytes.length - head;
+        if (head < 0 || otherHead < 0 || body < SHARED_BODY_MIN || body != other.size() - otherHead) return own;
+        ByteString shared = other.substring(otherHead);
+        if (!shared.equals(own.substring(head))) return own;
+        return UnsafeByteOperations.unsafeWrap(Arrays.copyOf(bytes, head)).concat(shared);
+    }
+
+    /** Where the first field ends when it is a length-delimited field with a one-byte tag; -1 otherwise. */
+    private static int firstFieldEnd(ByteString b) {
+        if (b.isEmpty() || (b.byteAt(0) & 0x87) != 2) return -1;
+        int len = 0;
+        int i = 1;
+        for (int shift = 0; i < b.size() && shift < 32; shift += 7) {
+            int x = b.byteAt(i++);
+            len |= (x & 0x7f) << shift;
+            if ((x & 0x80) == 0) return len >= 0 && i + len <= b.size() ? i + len : -1;
+        }
+        return -1;
     }
 
     /** The ports of a translated service that got a cluster (a port can be left out, see the class comment). */

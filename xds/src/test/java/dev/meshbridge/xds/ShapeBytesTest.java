@@ -147,4 +147,68 @@ class ShapeBytesTest {
         assertThat(hr.skipped()).extracting(ServiceResources.Skipped::reason).containsOnly("weight-overflow");
         assertSame(hr, new EnvoyTranslator(EnvoyTranslator.Options.DEFAULTS, false).translate(h));
     }
+
+    static MeshService plain(String host, ServicePort port, int endpoints, Health last) {
+        List<Endpoint> list = new ArrayList<>();
+        for (int i = 0; i < endpoints; i++) {
+            list.add(Endpoint.builder("10.2.0." + (1 + i))
+                    .port(port.name(), 8000 + i)
+                    .health(i == endpoints - 1 ? last : Health.HEALTHY)
+                    .locality(Locality.of("r" + i % 2, "z"))
+                    .build());
+        }
+        list.sort(null);
+        return new MeshService(host, List.of(port), list, new TreeMap<>(), new TreeSet<>(Set.of(KEY)), "v1");
+    }
+
+    /**
+     * A service whose proxyless load assignment carries the sidecar one's endpoints: it keeps one copy of them (a rope
+     * of its own cluster_name and the sidecar's body), and clients still receive the message path's bytes; where the
+     * endpoints differ (an unhealthy one) or are too few for a rope to pay, each keeps its own bytes.
+     */
+    @Test
+    void theProxylessLoadAssignment_sharesTheSidecarsEndpoints_whenTheyAreTheSameBytes() throws Exception {
+        ServicePort port = new ServicePort("http", 8080, Protocol.HTTP);
+        EnvoyTranslator byShape = new EnvoyTranslator(EnvoyTranslator.Options.DEFAULTS, true);
+        EnvoyTranslator byMessage = new EnvoyTranslator(EnvoyTranslator.Options.DEFAULTS, false);
+
+        MeshService same = plain("same.example", port, 10, Health.HEALTHY);
+        ServiceResources r = byShape.translate(same);
+        assertSame(r, byMessage.translate(same));
+        XdsResource sidecar = r.find(XdsType.ENDPOINT, XdsNames.cluster("same.example", 8080));
+        XdsResource proxyless = r.find(XdsType.ENDPOINT, XdsNames.grpcCluster("same.example", 8080));
+        var a = io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.parseFrom(sidecar.value());
+        var b = io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.parseFrom(
+                proxyless.any().getValue());
+        assertThat(b.getClusterName()).isEqualTo(proxyless.name());
+        assertThat(b.getEndpointsList()).isEqualTo(a.getEndpointsList()).hasSize(2);
+        assertThat(proxyless.value().getClass().getSimpleName())
+                .as("one copy of the endpoints")
+                .isEqualTo("RopeByteString");
+        assertThat(proxyless.delta().toByteString())
+                .isEqualTo(byMessage
+                        .translate(same)
+                        .find(XdsType.ENDPOINT, proxyless.name())
+                        .delta()
+                        .toByteString());
+
+        MeshService unhealthy = plain("unhealthy.example", port, 10, Health.UNHEALTHY);
+        ServiceResources u = byShape.translate(unhealthy);
+        assertSame(u, byMessage.translate(unhealthy));
+        assertThat(u.find(XdsType.ENDPOINT, XdsNames.grpcCluster("unhealthy.example", 8080))
+                        .value()
+                        .getClass()
+                        .getSimpleName())
+                .isEqualTo("LiteralByteString");
+
+        MeshService one = plain("one.example", port, 1, Health.HEALTHY);
+        ServiceResources o = byShape.translate(one);
+        assertSame(o, byMessage.translate(one));
+        assertThat(o.find(XdsType.ENDPOINT, XdsNames.grpcCluster("one.example", 8080))
+                        .value()
+                        .getClass()
+                        .getSimpleName())
+                .as("below 128 bytes protobuf would copy the pieces")
+                .isEqualTo("LiteralByteString");
+    }
 }
