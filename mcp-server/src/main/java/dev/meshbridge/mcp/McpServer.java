@@ -245,18 +245,25 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     /**
      * A resource as the engine serves it: the wire form, with what the server needs to keep (its host, for name
      * conflicts and the debug page). Kept small, one per served resource: the version string is made from its hash
-     * when asked for, the Any names its type with the one shared type URL string, and no creation time is held (none
-     * is sent, so that every replica sends the same bytes).
+     * when asked for, the Any is made when a response needs it and names its type with the one shared type URL string,
+     * and no creation time is held (none is sent, so that every replica sends the same bytes).
+     *
+     * @param wire the serialized MCP {@code Resource} (the value of the Any clients receive)
      */
-    record Served(String name, long versionHash, String host, Any any) implements dev.meshbridge.ads.Resource {
+    record Served(String name, long versionHash, String host, ByteString wire) implements dev.meshbridge.ads.Resource {
 
         static Served of(McpResource r) {
             // the Resource's bytes written from its parts: the body is not serialized a second time
-            Any any = Any.newBuilder()
+            return new Served(r.fullName(), hashOf(r.version()), r.host(), r.resourceBytes());
+        }
+
+        /** The resource as clients receive it, made when a response needs it (held, it cost 40 bytes each). */
+        @Override
+        public Any any() {
+            return Any.newBuilder()
                     .setTypeUrl(McpResource.RESOURCE_TYPE_URL)
-                    .setValue(r.resourceBytes())
+                    .setValue(wire)
                     .build();
-            return new Served(r.fullName(), hashOf(r.version()), r.host(), any);
         }
 
         /** The engine's version hash of a resource version (never 0 or {@code Long.MIN_VALUE}, which it reserves). */
@@ -276,7 +283,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             return io.envoyproxy.envoy.service.discovery.v3.Resource.newBuilder()
                     .setName(name)
                     .setVersion(version())
-                    .setResource(any)
+                    .setResource(any())
                     .build();
         }
 
@@ -477,7 +484,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             // keep the served copy of the ServiceEntry's bytes, not a second one: the served resource ends with them
             Served s = served(McpKind.SERVICE_ENTRY, next.resources().get(0).fullName());
             if (s != null) {
-                ByteString wire = s.any().getValue();
+                ByteString wire = s.wire();
                 int size = reuse.bytes().size();
                 if (wire.size() >= size) reuse = reuse.withBytes(wire.substring(wire.size() - size));
                 reusable.put(host, reuse);

@@ -32,6 +32,9 @@ class ServedFormTest {
             // byte for byte what the translation makes, under the one type URL istiod unpacks
             assertThat(s.any().toByteString()).isEqualTo(r.toAny(null).toByteString());
             assertThat(s.any().getTypeUrl()).isSameAs(McpResource.RESOURCE_TYPE_URL);
+            // the Any is made per response over the one held copy of the bytes
+            assertThat(s.any().getValue()).isSameAs(s.wire());
+            assertThat(s.delta().getResource().getValue()).isSameAs(s.wire());
             assertThat(s.version()).isEqualTo(r.version());
             assertThat(s.delta().getVersion()).isEqualTo(r.version());
             assertThat(s.delta().getName()).isEqualTo(r.fullName());
