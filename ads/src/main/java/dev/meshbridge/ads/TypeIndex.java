@@ -2,6 +2,8 @@ package dev.meshbridge.ads;
 
 import dev.meshbridge.core.util.Hash64;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.function.IntConsumer;
 
 /**
@@ -41,9 +43,10 @@ final class TypeIndex {
     private String[] names = new String[64];
     private long[] nameHashes = new long[64];
     private Resource[] resources = new Resource[64];
-    private int[] roleMasks = new int[64];
-    private Resource[] retired = new Resource[64];
-    private int retiredCount;
+    /** Per id, the roles whose wildcard subscriptions include it ({@link AdsEngine#MAX_ROLES} is 8: one byte). */
+    private byte[] roleMasks = new byte[64];
+    /** The last bodies of removed resources, by id: few and short-lived, so not an array over every id. */
+    private Map<Integer, Resource> retired = new HashMap<>();
     /** Per id, how many streams hold a pending change of it. */
     private int[] holds = new int[64];
     /** Ids that may have lost their last reference since the last {@link #reclaim()}. */
@@ -75,7 +78,6 @@ final class TypeIndex {
                 nameHashes = Arrays.copyOf(nameHashes, len);
                 resources = Arrays.copyOf(resources, len);
                 roleMasks = Arrays.copyOf(roleMasks, len);
-                retired = Arrays.copyOf(retired, len);
                 holds = Arrays.copyOf(holds, len);
             }
         }
@@ -123,7 +125,7 @@ final class TypeIndex {
             String name = names[id];
             if (name == null
                     || resources[id] != null
-                    || retired[id] != null
+                    || (!retired.isEmpty() && retired.containsKey(id))
                     || holds[id] != 0
                     || !subscribers.naming(id).isEmpty()) {
                 continue;
@@ -207,7 +209,7 @@ final class TypeIndex {
 
     /** The last body of a removed resource, while a stream may still need it; null otherwise. */
     Resource retired(int id) {
-        return retired[id];
+        return retired.isEmpty() ? null : retired.get(id);
     }
 
     /** The current version hash of the resource, {@link #ABSENT} when there is none. */
@@ -218,7 +220,7 @@ final class TypeIndex {
 
     /** The roles whose wildcard subscriptions include the resource (0 when none or absent). */
     int roleMask(int id) {
-        return resources[id] == null ? 0 : roleMasks[id];
+        return resources[id] == null ? 0 : roleMasks[id] & 0xff;
     }
 
     boolean wildcardVisible(int id, int role) {
@@ -257,17 +259,14 @@ final class TypeIndex {
     long put(int id, Resource r, int mask) {
         Resource old = resources[id];
         if (old != null) {
-            addWildcard(id, old.versionHash(), roleMasks[id], -1);
+            addWildcard(id, old.versionHash(), roleMasks[id] & 0xff, -1);
         } else {
             present++;
         }
         int m = r.wildcard() ? mask : 0;
         resources[id] = r;
-        roleMasks[id] = m;
-        if (retired[id] != null) {
-            retired[id] = null;
-            retiredCount--;
-        }
+        roleMasks[id] = (byte) m;
+        if (!retired.isEmpty()) retired.remove(id);
         addWildcard(id, r.versionHash(), m, 1);
         return old == null ? ABSENT : old.versionHash();
     }
@@ -280,11 +279,10 @@ final class TypeIndex {
     long remove(int id, boolean keep) {
         Resource old = resources[id];
         if (old == null) return ABSENT;
-        addWildcard(id, old.versionHash(), roleMasks[id], -1);
+        addWildcard(id, old.versionHash(), roleMasks[id] & 0xff, -1);
         resources[id] = null;
         if (keep) {
-            if (retired[id] == null) retiredCount++;
-            retired[id] = old;
+            retired.put(id, old);
         } else {
             candidate(id);
         }
@@ -294,14 +292,13 @@ final class TypeIndex {
 
     /** Forgets the bodies of removed resources: every stream has been told. */
     void clearRetired() {
-        if (retiredCount == 0) return;
-        for (int id = 0; id < nextId; id++) {
-            if (retired[id] != null) {
-                retired[id] = null;
-                candidate(id);
-            }
-        }
-        retiredCount = 0;
+        if (retired.isEmpty()) return;
+        int[] ids = new int[retired.size()];
+        int n = 0;
+        for (int id : retired.keySet()) ids[n++] = id;
+        Arrays.sort(ids); // in id order, as the ids are freed
+        for (int id : ids) candidate(id);
+        retired = new HashMap<>(); // a HashMap keeps the table it grew to
     }
 
     private void addWildcard(int id, long version, int mask, int sign) {
@@ -316,7 +313,7 @@ final class TypeIndex {
     void forEachWildcard(int role, IntConsumer action) {
         int bit = 1 << role;
         for (int i = 0; i < nextId; i++) {
-            if (resources[i] != null && (roleMasks[i] & bit) != 0) action.accept(i);
+            if (resources[i] != null && (roleMasks[i] & 0xff & bit) != 0) action.accept(i);
         }
     }
 }

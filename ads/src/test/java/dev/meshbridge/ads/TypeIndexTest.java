@@ -80,14 +80,16 @@ class TypeIndexTest {
     }
 
     /**
-     * The id table under random serving and removal, with names whose hash codes collide ("Aa" and "BB" hash alike) so
-     * that entries chain and removals must move their neighbours back: every name served has the id it was given, every
-     * name removed is forgotten, and the table grows and shrinks with them.
+     * The id table under random serving, removal (some bodies kept until every stream was told) and clearing, with
+     * names whose hash codes collide ("Aa" and "BB" hash alike) so that entries chain and removals must move their
+     * neighbours back: every name served or kept has the id it was given, its role mask and its kept body, every other
+     * name is forgotten, and the table grows and shrinks with them.
      */
     @Test
-    void idsByName_matchWhatIsServed_underRandomServingAndRemoval_withCollidingHashes() {
+    void idsByName_matchWhatIsServedOrKept_underRandomServingAndRemoval_withCollidingHashes() {
         java.util.Random random = new java.util.Random(22);
-        java.util.Map<String, Integer> model = new java.util.HashMap<>();
+        java.util.Map<String, Integer> served = new java.util.HashMap<>();
+        java.util.Map<String, Integer> kept = new java.util.HashMap<>();
         java.util.List<String> pool = new java.util.ArrayList<>();
         for (int i = 0; i < 4_096; i++) {
             StringBuilder b = new StringBuilder();
@@ -96,27 +98,43 @@ class TypeIndexTest {
         }
         for (int step = 0; step < 60_000; step++) {
             String name = pool.get(random.nextInt(step < 40_000 ? pool.size() : 64));
-            Integer had = model.get(name);
+            Integer had = served.remove(name);
             if (had == null) {
                 int id = eds.id(name);
-                eds.put(id, resource(name), AdsEngine.ALL_ROLES);
-                model.put(name, id);
+                Integer body = kept.remove(name);
+                if (body != null) assertThat(id).as("a kept body keeps its id").isEqualTo(body);
+                int mask = 1 + random.nextInt(255);
+                eds.put(id, resource(name), mask);
+                assertThat(eds.roleMask(id)).isEqualTo(mask);
+                assertThat(eds.retired(id)).isNull();
+                served.put(name, id);
             } else {
                 assertThat(eds.id(name)).isEqualTo(had);
-                eds.remove(had, false);
-                model.remove(name);
+                boolean keep = random.nextBoolean();
+                eds.remove(had, keep);
+                if (keep) kept.put(name, had);
+                assertThat(eds.roleMask(had)).isZero();
+            }
+            if (random.nextInt(200) == 0) {
+                eds.clearRetired();
+                kept.clear();
             }
             if (random.nextInt(50) == 0) eds.reclaim();
             if (step % 997 == 0) {
                 eds.reclaim();
-                assertThat(eds.liveNames()).isEqualTo(model.size());
-                for (String n : pool) assertThat(eds.find(n)).isEqualTo(model.getOrDefault(n, -1));
+                assertThat(eds.liveNames()).isEqualTo(served.size() + kept.size());
+                for (String n : pool) {
+                    int id = served.getOrDefault(n, kept.getOrDefault(n, -1));
+                    assertThat(eds.find(n)).isEqualTo(id);
+                    if (kept.containsKey(n)) assertThat(eds.retired(id).name()).isEqualTo(n);
+                }
             }
         }
+        eds.clearRetired();
         eds.reclaim();
         assertThat(eds.liveNames())
                 .as("only the 64 names of the last phase can be left")
-                .isEqualTo(model.size());
-        for (String n : pool) assertThat(eds.find(n)).as(n).isEqualTo(model.getOrDefault(n, -1));
+                .isEqualTo(served.size());
+        for (String n : pool) assertThat(eds.find(n)).as(n).isEqualTo(served.getOrDefault(n, -1));
     }
 }
