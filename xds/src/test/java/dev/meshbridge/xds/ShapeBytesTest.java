@@ -192,23 +192,21 @@ class ShapeBytesTest {
                         .delta()
                         .toByteString());
 
-        MeshService unhealthy = plain("unhealthy.example", port, 10, Health.UNHEALTHY);
-        ServiceResources u = byShape.translate(unhealthy);
-        assertSame(u, byMessage.translate(unhealthy));
-        assertThat(u.find(XdsType.ENDPOINT, XdsNames.grpcCluster("unhealthy.example", 8080))
-                        .value()
-                        .getClass()
-                        .getSimpleName())
+        assertThat(proxylessForm(byShape, byMessage, plain("unhealthy.example", port, 10, Health.UNHEALTHY)))
+                .as("endpoints that differ are not shared")
                 .isEqualTo("LiteralByteString");
-
-        MeshService one = plain("one.example", port, 1, Health.HEALTHY);
-        ServiceResources o = byShape.translate(one);
-        assertSame(o, byMessage.translate(one));
-        assertThat(o.find(XdsType.ENDPOINT, XdsNames.grpcCluster("one.example", 8080))
-                        .value()
-                        .getClass()
-                        .getSimpleName())
+        assertThat(proxylessForm(byShape, byMessage, plain("one.example", port, 1, Health.HEALTHY)))
                 .as("below 128 bytes protobuf would copy the pieces")
                 .isEqualTo("LiteralByteString");
+    }
+
+    /** The class of the proxyless load assignment's bytes, after checking the resources against the message path. */
+    private static String proxylessForm(EnvoyTranslator byShape, EnvoyTranslator byMessage, MeshService s) {
+        ServiceResources r = byShape.translate(s);
+        assertSame(r, byMessage.translate(s));
+        return r.find(XdsType.ENDPOINT, XdsNames.grpcCluster(s.host(), 8080))
+                .value()
+                .getClass()
+                .getSimpleName();
     }
 }
