@@ -384,6 +384,13 @@ final class Bench {
         world.call(LONG, start);
         log("%s: %s window, %d changes at %.0f/s", side.name, label, changes, load.rate());
         JfrProfile recording = profile ? new JfrProfile(work.resolve(side.name + "-" + label + ".jfr")) : null;
+        boolean worldJfr = profile && Boolean.getBoolean("bench.worldJfr");
+        if (worldJfr) {
+            world.call(
+                    LONG,
+                    "jfr-start",
+                    work.resolve("world-" + side.name + "-" + label + ".jfr").toAbsolutePath());
+        }
         w.loadBefore = Machine.currentLoadAverage();
         long[] ticks = Machine.cpuTicks();
         long[] gc = Machine.gc();
@@ -397,6 +404,7 @@ final class Bench {
         w.gcMillis = gcAfter[1] - gc[1];
         w.loadAfter = Machine.currentLoadAverage();
         if (recording != null) w.profile = recording.stop();
+        if (worldJfr) world.call(LONG, "jfr-stop");
         w.changes = changes;
         w.cost = after.since(before);
         w.processCpu = after.processCpuSince(before);
@@ -529,6 +537,20 @@ final class Bench {
         log("%s: %,d clients reconnect at once", side.name, load.streams());
         side.reconnect = world.call(LONG + RECONNECT_LIMIT, "reconnect", RECONNECT_LIMIT);
         log("%s: reconnect %s", side.name, side.reconnect);
+    }
+
+    /**
+     * The many-streams phase alone (`--only streams`): the bridge ingests the catalog cold, then the fleet of {@link
+     * LoadProfile#bigStreams()} connects and the steady load runs; for profiling the fan-out of one change to many
+     * streams without the rest of the run.
+     */
+    void streamsOnly(Results results) throws Exception {
+        Side b = results.bridge;
+        try (Target bridge = ingest(b, BridgeTarget::new)) {
+            world.call(LONG, "fleet-use", "main");
+            manyStreams(b, bridge);
+        }
+        results.baseline.leftOut.add("everything (--only streams runs the bridge's many-streams phase alone)");
     }
 
     private void manyStreams(Side side, Target target) throws Exception {

@@ -33,6 +33,8 @@ public final class BenchMain {
         boolean jmh = true;
         boolean growth = false;
         String only = "";
+        int bigStreams = 0;
+        double bigSeconds = 0;
         int[] growthServices = {1_000, 10_000, 100_000};
         boolean growthBaseline = true;
         for (int i = 0; i < args.length; i++) {
@@ -46,6 +48,8 @@ public final class BenchMain {
                 case "--dir" -> dir = Path.of(args[++i]);
                 case "--growth" -> growth = true;
                 case "--only" -> only = args[++i];
+                case "--streams" -> bigStreams = Integer.parseInt(args[++i]);
+                case "--streams-seconds" -> bigSeconds = Double.parseDouble(args[++i]);
                 case "--growth-services" ->
                     growthServices = java.util.Arrays.stream(args[++i].split(","))
                             .mapToInt(Integer::parseInt)
@@ -54,16 +58,18 @@ public final class BenchMain {
                 case "--work" -> work = Path.of(args[++i]);
                 case "" -> {}
                 default ->
-                    throw new IllegalArgumentException("unknown argument '" + args[i]
-                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --only spi|zookeeper,"
-                            + " --growth-services N,N, --growth-bridge-only, --out FILE, --dir DIR, --work DIR");
+                    throw new IllegalArgumentException(
+                            "unknown argument '" + args[i]
+                                    + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --only spi|zookeeper|streams,"
+                                    + " --streams N, --streams-seconds S, --growth-services N,N, --growth-bridge-only, --out FILE, --dir DIR, --work DIR");
             }
         }
         Files.createDirectories(work);
         if (growth) return growth(dir, work, growthServices, growthBaseline);
-        if (!only.isEmpty() && !only.equals("spi") && !only.equals("zookeeper")) {
-            throw new IllegalArgumentException("--only takes spi or zookeeper, not '" + only + "'");
+        if (!only.isEmpty() && !only.equals("spi") && !only.equals("zookeeper") && !only.equals("streams")) {
+            throw new IllegalArgumentException("--only takes spi, zookeeper or streams, not '" + only + "'");
         }
+        if (bigStreams > 0 || bigSeconds > 0) load = load.withBigStreams(bigStreams, bigSeconds);
         if (out == null) {
             out = dir.resolve(
                     switch (load.name()) {
@@ -105,11 +111,13 @@ public final class BenchMain {
             results.worldJvmArgs = world.jvmArgs();
             clockCheck(world, results);
             Bench bench = new Bench(load, work, world);
-            if (!only.equals("zookeeper")) {
+            if (only.equals("streams")) {
+                phase(results, "many streams, bridge alone", () -> bench.streamsOnly(results));
+            } else if (!only.equals("zookeeper")) {
                 phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
             }
             String[] address = new String[1];
-            if (!only.equals("spi")) {
+            if (!only.equals("spi") && !only.equals("streams")) {
                 phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
             }
             if (address[0] != null) {
