@@ -560,6 +560,12 @@ final class Bench {
         side.rssWithBig = Machine.rss();
         int count = (int) Math.round(load.rate() * load.bigSeconds());
         SpiDriver driver = new SpiDriver(spi, target.aggregator(), world, timedIds::getAndIncrement, 31);
+        List<Long> handoffs = java.util.Collections.synchronizedList(new ArrayList<>());
+        if (target.xdsServed() != null) {
+            String probeHost = spi.host(spi.probe());
+            // one virtual thread per probe change (40 in a window): a late one does not hold the next back
+            driver.probes((id, t0) -> Thread.ofVirtual().start(() -> handoff(target, probeHost, id, t0, handoffs)));
+        }
         window(
                 side,
                 "many-streams",
@@ -568,7 +574,62 @@ final class Bench {
                 count,
                 side.name.equals("bridge"),
                 () -> driver.run(load.rate(), count, load.probeEvery()));
+        if (!handoffs.isEmpty()) {
+            List<Double> ms = new ArrayList<>();
+            synchronized (handoffs) {
+                for (long n : handoffs) ms.add(n / 1e6);
+            }
+            java.util.Collections.sort(ms);
+            side.big.report.put("bridge.probeHandoff.count", Integer.toString(ms.size()));
+            side.big.report.put("bridge.probeHandoff.p50", fmt3(ms.get((int) Math.floor(0.5 * (ms.size() - 1)))));
+            side.big.report.put("bridge.probeHandoff.p99", fmt3(ms.get((int) Math.ceil(0.99 * (ms.size() - 1)))));
+            log(
+                    "%s: many-streams: probe change to handed to gRPC at every stream (bridge side) p50 %s p99 %s ms",
+                    side.name,
+                    side.big.report.get("bridge.probeHandoff.p50"),
+                    side.big.report.get("bridge.probeHandoff.p99"));
+        }
         world.call(LONG, "fleet-close");
+    }
+
+    private static String fmt3(double v) {
+        return String.format(java.util.Locale.ROOT, "%.3f", v);
+    }
+
+    /**
+     * The bridge side of one probe change: from just before {@code accept} until the xDS thread has handed the
+     * response carrying it to gRPC for every subscribed stream (the snapshot holding it applied, then everything queued
+     * on the xDS thread done: the push to every stream, and the ACKs queued before it). The transport threads write
+     * the responses to the sockets after that, and the clients read them; neither is in this figure.
+     */
+    private static void handoff(Target target, String probeHost, int id, long t0, List<Long> out) {
+        long deadline = t0 + TimeUnit.SECONDS.toNanos(60);
+        try {
+            long sequence = -1;
+            while (sequence < 0 && System.nanoTime() < deadline) {
+                dev.meshbridge.core.model.MeshSnapshot s = target.last();
+                dev.meshbridge.core.model.MeshService svc = s == null ? null : s.service(probeHost);
+                if (svc != null && carries(svc, id)) sequence = s.sequence();
+                else java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+            }
+            while (sequence >= 0 && target.xdsServed().getAsLong() < sequence && System.nanoTime() < deadline) {
+                java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+            }
+            if (sequence < 0 || System.nanoTime() >= deadline) return;
+            target.xdsIdle().get(60, TimeUnit.SECONDS);
+            out.add(System.nanoTime() - t0);
+        } catch (Exception e) {
+            // not measured
+        }
+    }
+
+    private static boolean carries(dev.meshbridge.core.model.MeshService svc, int id) {
+        for (dev.meshbridge.core.model.Endpoint e : svc.endpoints()) {
+            for (int port : e.ports().values()) {
+                if (dev.meshbridge.bench.load.ChangeIds.id(port) >= id) return true;
+            }
+        }
+        return false;
     }
 
     // ------------------------------------------------------------------ ZooKeeper

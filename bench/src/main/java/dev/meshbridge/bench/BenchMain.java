@@ -78,7 +78,8 @@ public final class BenchMain {
                         default -> "RESULTS-" + load.name() + ".md";
                     });
             // the phase alone does not replace a whole run's results
-            if (only.equals("streams")) out = dir.resolve(out.getFileName().toString().replace(".md", "-streams.md"));
+            if (only.equals("streams"))
+                out = dir.resolve(out.getFileName().toString().replace(".md", "-streams.md"));
         }
         String command = System.getenv("BENCH_COMMAND");
         if (command == null || command.isBlank()) {

@@ -464,8 +464,18 @@ final class Figures {
         if (!met) {
             out.note("**" + fmt("%,d", r.load.bigStreams()) + " streams (missed).** " + big(b) + ". "
                     + latencyBreakdown(b.big.report, "all") + cpuPicture(b.big) + " " + probe(b.big.report, "all")
-                    + xdsThread(b.big));
+                    + handoff(b.big) + xdsThread(b.big));
         }
+    }
+
+    /** The bridge side of the probe changes (change to handed to gRPC at every stream), where measured. */
+    private String handoff(Side.Window w) {
+        if (!w.report.containsKey("bridge.probeHandoff.p99")) return "";
+        return " **Bridge side** (a probe change from just before the aggregator's accept until the xDS thread has handed"
+                + " its response to gRPC for every stream, and done the ACKs queued before; not the socket writes, not"
+                + " the clients): p50 " + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p50")) + ", p99 "
+                + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p99")) + " over "
+                + fmt("%.0f", num(w.report, "bridge.probeHandoff.count")) + " probe changes.";
     }
 
     /** Latency compared only when the baseline held as many streams; heap per stream held in any case. */
