@@ -29,32 +29,36 @@ import org.junit.jupiter.api.Test;
  */
 class AdsFanOutTest {
 
-    static final ResourceType THING = ResourceType.of("thing", "type.googleapis.com/google.protobuf.StringValue", true);
+    static final ResourceType THING = AdsDrainTest.THING;
 
     /** Delta wrappers made, over every {@link Counted} resource. */
     static final AtomicInteger WRAPPERS = new AtomicInteger();
 
-    /** A resource whose body is a string, and which counts the Delta wrappers made of it. */
-    record Counted(String name, String value) implements Resource {
+    /** {@link AdsDrainTest.Thing} (a string body), counting the Delta wrappers made of it. */
+    record Counted(AdsDrainTest.Thing thing) implements Resource {
+        Counted(String name, String value) {
+            this(new AdsDrainTest.Thing(name, value));
+        }
+
+        @Override
+        public String name() {
+            return thing.name();
+        }
+
         @Override
         public long versionHash() {
-            long h = new Hash64().putString(name).putString(value).finish();
-            return h == 0 || h == Long.MIN_VALUE ? 1 : h;
+            return thing.versionHash();
         }
 
         @Override
         public Any any() {
-            return Any.pack(StringValue.of(name + "=" + value));
+            return thing.any();
         }
 
         @Override
         public io.envoyproxy.envoy.service.discovery.v3.Resource delta() {
             WRAPPERS.incrementAndGet();
-            return io.envoyproxy.envoy.service.discovery.v3.Resource.newBuilder()
-                    .setName(name)
-                    .setVersion(Hash64.toHex(versionHash()))
-                    .setResource(any())
-                    .build();
+            return thing.delta();
         }
 
         @Override

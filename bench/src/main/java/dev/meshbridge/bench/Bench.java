@@ -584,7 +584,7 @@ final class Bench {
             side.big.report.put("bridge.probeHandoff.p50", fmt3(ms.get((int) Math.floor(0.5 * (ms.size() - 1)))));
             side.big.report.put("bridge.probeHandoff.p99", fmt3(ms.get((int) Math.ceil(0.99 * (ms.size() - 1)))));
             log(
-                    "%s: many-streams: probe change to handed to gRPC at every stream (bridge side) p50 %s p99 %s ms",
+                    "%s: many-streams: probe change to the xDS thread idle after its push (bridge side, upper bound) p50 %s p99 %s ms",
                     side.name,
                     side.big.report.get("bridge.probeHandoff.p50"),
                     side.big.report.get("bridge.probeHandoff.p99"));
@@ -597,10 +597,11 @@ final class Bench {
     }
 
     /**
-     * The bridge side of one probe change: from just before {@code accept} until the xDS thread has handed the
-     * response carrying it to gRPC for every subscribed stream (the snapshot holding it applied, then everything queued
-     * on the xDS thread done: the push to every stream, and the ACKs queued before it). The transport threads write
-     * the responses to the sockets after that, and the clients read them; neither is in this figure.
+     * The bridge side of one probe change, an upper bound: from just before {@code accept} until the xDS thread has
+     * applied the snapshot holding it and then run everything queued on it ({@code idle()}), which includes handing
+     * the response carrying it to gRPC for every subscribed stream but also whatever ACKs and later snapshots were
+     * queued by then. The transport threads write the responses to the sockets after that, and the clients read them;
+     * neither is in this figure.
      */
     private static void handoff(Target target, String probeHost, int id, long t0, List<Long> out) {
         long deadline = t0 + TimeUnit.SECONDS.toNanos(60);
