@@ -55,14 +55,14 @@ public final class BenchMain {
                 case "" -> {}
                 default ->
                     throw new IllegalArgumentException("unknown argument '" + args[i]
-                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --only spi|zookeeper,"
+                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --only spi|zookeeper|changes,"
                             + " --growth-services N,N, --growth-bridge-only, --out FILE, --dir DIR, --work DIR");
             }
         }
         Files.createDirectories(work);
         if (growth) return growth(dir, work, growthServices, growthBaseline);
-        if (!only.isEmpty() && !only.equals("spi") && !only.equals("zookeeper")) {
-            throw new IllegalArgumentException("--only takes spi or zookeeper, not '" + only + "'");
+        if (!only.isEmpty() && !only.equals("spi") && !only.equals("zookeeper") && !only.equals("changes")) {
+            throw new IllegalArgumentException("--only takes spi, zookeeper or changes, not '" + only + "'");
         }
         if (out == null) {
             out = dir.resolve(
@@ -101,28 +101,34 @@ public final class BenchMain {
             results.errors.add("EDS sizes: " + e);
         }
 
-        try (World world = new World(work, load.worldHeap())) {
-            results.worldJvmArgs = world.jvmArgs();
-            clockCheck(world, results);
-            Bench bench = new Bench(load, work, world);
-            if (!only.equals("zookeeper")) {
-                phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
+        if (only.equals("changes")) {
+            // the single-change part alone: both sides ingest the SPI catalog and run their single-change blocks; no
+            // client, so no load process
+            Bench bench = new Bench(load, work, null);
+            phase(results, "SPI load, single changes only", () -> bench.changesOnly(results));
+        } else
+            try (World world = new World(work, load.worldHeap())) {
+                results.worldJvmArgs = world.jvmArgs();
+                clockCheck(world, results);
+                Bench bench = new Bench(load, work, world);
+                if (!only.equals("zookeeper")) {
+                    phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
+                }
+                String[] address = new String[1];
+                if (!only.equals("spi")) {
+                    phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
+                }
+                if (address[0] != null) {
+                    phase(
+                            results,
+                            "bridge, ZooKeeper",
+                            () -> bench.zookeeper(results.bridge, BridgeTarget::new, address[0]));
+                    phase(
+                            results,
+                            "baseline, ZooKeeper",
+                            () -> bench.zookeeper(results.baseline, BaselineTarget::new, address[0]));
+                }
             }
-            String[] address = new String[1];
-            if (!only.equals("spi")) {
-                phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
-            }
-            if (address[0] != null) {
-                phase(
-                        results,
-                        "bridge, ZooKeeper",
-                        () -> bench.zookeeper(results.bridge, BridgeTarget::new, address[0]));
-                phase(
-                        results,
-                        "baseline, ZooKeeper",
-                        () -> bench.zookeeper(results.baseline, BaselineTarget::new, address[0]));
-            }
-        }
         results.loadAverageEnd = Machine.currentLoadAverage();
         results.durationMillis = System.currentTimeMillis() - start;
         ResultsWriter writer = new ResultsWriter(results);
