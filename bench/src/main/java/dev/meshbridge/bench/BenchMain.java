@@ -65,12 +65,12 @@ public final class BenchMain {
             throw new IllegalArgumentException("--only takes spi, zookeeper or changes, not '" + only + "'");
         }
         if (out == null) {
-            out = dir.resolve(
-                    switch (load.name()) {
-                        case "full" -> "RESULTS.md";
-                        case "huge" -> "RESULTS-huge.md";
-                        default -> "RESULTS-" + load.name() + ".md";
-                    });
+            String name = switch (load.name()) {
+                case "full" -> "RESULTS";
+                default -> "RESULTS-" + load.name();
+            };
+            // the single-change part alone does not overwrite the whole run's file
+            out = dir.resolve(name + (only.equals("changes") ? "-changes" : "") + ".md");
         }
         String command = System.getenv("BENCH_COMMAND");
         if (command == null || command.isBlank()) {

@@ -47,5 +47,47 @@ class BenchSmokeTest {
                 .singleElement()
                 .satisfies(row ->
                         assertThat(row).contains("exactly 1 in 3 of 3 changes").endsWith("| met |"));
+        // the single change as it arrives alone and back to back, so a reader sees both procedures' figures
+        assertThat(rows)
+                .filteredOn(row -> row.startsWith("| CPU and garbage of one single-instance change"))
+                .singleElement()
+                .satisfies(row -> assertThat(row)
+                        .contains("one at a time, each alone (published by the aggregator's quiet-period timer): ")
+                        .contains("back to back (each published at once, no pause): "));
+    }
+
+    @Test
+    void onlyChanges_writesTheSingleChangeFiguresAndNothingElse(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("RESULTS-changes.md");
+
+        int status = BenchMain.run(
+                "--smoke",
+                "--only",
+                "changes",
+                "--out",
+                out.toString(),
+                "--work",
+                dir.resolve("work").toString());
+
+        String md = Files.readString(out);
+        assertThat(status).as("exit status; the file says:%n%s", md).isZero();
+        List<String> rows = md.lines()
+                .dropWhile(l -> !l.startsWith("| figure |"))
+                .skip(2)
+                .takeWhile(l -> l.startsWith("|"))
+                .toList();
+        assertThat(rows)
+                .filteredOn(row -> row.startsWith("| CPU and garbage of one single-instance change"))
+                .singleElement()
+                .satisfies(row -> assertThat(row)
+                        .contains("back to back (each published at once, no pause): ")
+                        .containsPattern("median of 2 interleaved pairs")
+                        .matches(".*\\| (met|\\*\\*missed\\*\\*) \\|$"));
+        // no client ran: the windows' figures say so instead of showing numbers
+        assertThat(rows)
+                .filteredOn(row -> row.startsWith("| bytes to each subscribed stream"))
+                .singleElement()
+                .satisfies(row -> assertThat(row).endsWith("| not measured |"));
+        assertThat(md).contains("| 2 | baseline |").doesNotContain("### Errors during the run");
     }
 }
