@@ -6,8 +6,9 @@ package dev.meshbridge.core.config;
  * {@code meshbridge_registry_dropped_labels_total}); the rest of the registry keeps working.
  *
  * @param maxServices services the registry may serve; a new service past it is left out until another goes
- * @param maxInstances instances over all its services; a change that would pass it is left out (the service keeps
- *     what it had)
+ * @param maxInstances instances over all its services that the registry has now; a change that would pass it is left
+ *     out (the service keeps what it had). Endpoints still served after they left (re-registration window, warm-up,
+ *     deletion guard) do not count
  * @param maxLabelsPerInstance labels one instance may carry; the rest (in key order) are dropped
  */
 public record RegistryLimits(int maxServices, int maxInstances, int maxLabelsPerInstance) {

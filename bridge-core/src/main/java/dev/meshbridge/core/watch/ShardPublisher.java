@@ -98,6 +98,10 @@ public final class ShardPublisher {
     private final Map<ServiceKey, Set<String>> namesOf = new HashMap<>();
     private final ArrayDeque<Removed> recent = new ArrayDeque<>();
     private long sentEndpoints;
+    /** Endpoints sent that the registry has now: {@link #sentEndpoints} less those held; what the limit counts. */
+    private long liveEndpoints;
+    /** Per service, how many of the endpoints sent are held (left the registry, still served); only non-zero. */
+    private final Map<ServiceKey, Integer> heldSent = new HashMap<>();
 
     private Phase phase = Phase.NORMAL;
     private Ticker.Cancellable warmTimer = Ticker.Cancellable.NONE;
@@ -310,7 +314,7 @@ public final class ShardPublisher {
             departed.remove(key);
             gone.remove(key);
             // a service never sent (or already removed) is sent once it has an endpoint
-            if (target != null && !target.endpoints().isEmpty()) send(key, target);
+            if (target != null && !target.endpoints().isEmpty()) send(key, target, 0);
             return;
         }
         long now = loop.nanoTime();
@@ -346,6 +350,8 @@ public final class ShardPublisher {
             if (prev != null) {
                 sent.remove(key);
                 sentEndpoints -= prev.endpoints().size();
+                liveEndpoints -= prev.endpoints().size() - heldSent.getOrDefault(key, 0);
+                heldSent.remove(key);
                 emit(new ServiceRemoval(key));
                 retryRefused();
             }
@@ -353,7 +359,7 @@ public final class ShardPublisher {
         }
         ServiceUpsert shape = target != null ? target : prev;
         if (dep.isEmpty()) {
-            send(key, target != null ? target : withEndpoints(prev, List.of(), prev.ports()));
+            send(key, target != null ? target : withEndpoints(prev, List.of(), prev.ports()), 0);
             return;
         }
         List<ServicePort> ports = new ArrayList<>(shape.ports());
@@ -374,8 +380,9 @@ public final class ShardPublisher {
             }
             if (usable) endpoints.add(d.endpoint());
         }
+        int held = endpoints.size() - (target == null ? 0 : target.endpoints().size());
         endpoints.sort(Comparator.naturalOrder());
-        send(key, withEndpoints(shape, endpoints, ports));
+        send(key, withEndpoints(shape, endpoints, ports), held);
     }
 
     private static ServicePort port(ServiceUpsert u, String name) {
@@ -389,7 +396,15 @@ public final class ShardPublisher {
         return new ServiceUpsert(u.key(), u.host(), ports, endpoints, u.labels());
     }
 
-    private void send(ServiceKey key, ServiceUpsert u) {
+    /**
+     * Sends the service unless a limit refuses it.
+     *
+     * @param held how many of its endpoints left the registry and are still served (re-registration window, warm-up,
+     *     deletion guard). They do not count toward {@code maxInstances}: an instance that moves to a new port or
+     *     address is in the registry once, so a registry at its limit can still move it; what is held is bounded by
+     *     what was accepted before, so the service never serves more than twice the limit for a window's length.
+     */
+    private void send(ServiceKey key, ServiceUpsert u, int held) {
         ServiceUpsert previous = sent.get(key);
         if (u.equals(previous)) return;
         if (previous == null && sent.size() >= limits.maxServices()) {
@@ -400,10 +415,11 @@ public final class ShardPublisher {
                             + " services already (registries[].limits.maxServices); left out until one goes");
             return;
         }
-        long next = sentEndpoints
-                - (previous == null ? 0 : previous.endpoints().size())
-                + u.endpoints().size();
-        if (next > limits.maxInstances()) {
+        int previousSize = previous == null ? 0 : previous.endpoints().size();
+        long live = liveEndpoints
+                - (previousSize - heldSent.getOrDefault(key, 0))
+                + (u.endpoints().size() - held);
+        if (live > limits.maxInstances()) {
             refused.add(key);
             status.skipped(
                     key.toString(),
@@ -414,8 +430,10 @@ public final class ShardPublisher {
         }
         refused.remove(key);
         sent.put(key, u);
-        sentEndpoints += u.endpoints().size()
-                - (previous == null ? 0 : previous.endpoints().size());
+        sentEndpoints += u.endpoints().size() - previousSize;
+        liveEndpoints = live;
+        if (held > 0) heldSent.put(key, held);
+        else heldSent.remove(key);
         emit(u);
     }
 

@@ -47,15 +47,21 @@ class RemovalRulesTest {
     private final AtomicInteger fullReads = new AtomicInteger();
 
     private void start(RemovalPolicy removals) {
+        start(removals, dev.meshbridge.core.config.RegistryLimits.DEFAULTS);
+    }
+
+    private void start(RemovalPolicy removals, dev.meshbridge.core.config.RegistryLimits limits) {
         RegistryConfig config = new RegistryConfig(
-                        "test",
-                        "r",
-                        List.of("h:1"),
-                        EmptyServicePolicy.DELETE,
-                        Duration.ofSeconds(1),
-                        new TreeMap<>(),
-                        "x")
-                .withRemovals(removals);
+                "test",
+                "r",
+                List.of("h:1"),
+                EmptyServicePolicy.DELETE,
+                Duration.ofSeconds(1),
+                new TreeMap<>(),
+                "x",
+                dev.meshbridge.core.config.HostNamePolicy.DEFAULT,
+                removals,
+                limits);
         status = new RegistryStatus("r", "test", ticker.clock());
         catalog.configure("r", EmptyServicePolicy.DELETE);
         kit = new WatcherKit(
@@ -145,6 +151,40 @@ class RemovalRulesTest {
         assertThat(served("orders")).containsExactly("10.0.0.1", "10.0.0.2");
         advance(Duration.ofMillis(2));
         assertThat(served("orders")).containsExactly("10.0.0.1");
+    }
+
+    /**
+     * A registry at exactly its {@code maxInstances}: an instance moving to a new port is in the registry once, so the
+     * move is served (the old port held for the window, then gone); a genuinely new instance is still refused.
+     */
+    @Test
+    void atItsInstanceLimit_anInstanceMovingToANewPort_isServed_aNewInstanceIsNot() {
+        start(
+                RemovalPolicy.DEFAULT.withGuard(RemovalPolicy.Guard.OFF),
+                new dev.meshbridge.core.config.RegistryLimits(10, 2, 10));
+        onLoop(p -> p.upsert(service("orders", "10.0.0.1", "10.0.0.2")));
+        assertThat(servedWithPorts("orders")).containsExactly("10.0.0.1:8080", "10.0.0.2:8080");
+
+        Endpoint moved = Endpoint.builder("10.0.0.2").port("http", 8081).build();
+        onLoop(p -> p.upsert(new ServiceUpsert(key("orders"), "orders.test", PORTS, List.of(ep("10.0.0.1"), moved))));
+        assertThat(servedWithPorts("orders")).containsExactly("10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.2:8081");
+        advance(Duration.ofMillis(501));
+        assertThat(servedWithPorts("orders")).containsExactly("10.0.0.1:8080", "10.0.0.2:8081");
+        assertThat(status.skippedCount()).isZero();
+
+        onLoop(p -> p.upsert(new ServiceUpsert(
+                key("orders"), "orders.test", PORTS, List.of(ep("10.0.0.1"), moved, ep("10.0.0.3")))));
+        assertThat(servedWithPorts("orders")).containsExactly("10.0.0.1:8080", "10.0.0.2:8081");
+        assertThat(status.skippedCount()).isEqualTo(1);
+    }
+
+    private List<String> servedWithPorts(String name) {
+        MeshService s = catalog.service(name + ".test");
+        return s == null
+                ? null
+                : s.endpoints().stream()
+                        .map(e -> e.address() + ":" + e.ports().get("http"))
+                        .toList();
     }
 
     @Test
