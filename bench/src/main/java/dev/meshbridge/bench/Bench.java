@@ -78,6 +78,18 @@ final class Bench {
      * side has or what does not fit twice (istiod, the reconnect storm, many streams) side by side.
      */
     void spi(Results results) throws Exception {
+        spi(results, false);
+    }
+
+    /**
+     * Only the part of {@link #spi} that needs no client ({@code --only changes}): each side ingests the catalog cold,
+     * then the single changes in alternating blocks, the bursts and the bridge's changes back to back.
+     */
+    void changesOnly(Results results) throws Exception {
+        spi(results, true);
+    }
+
+    private void spi(Results results, boolean changesOnly) throws Exception {
         Side b = results.bridge;
         Side base = results.baseline;
         Target bridge = null;
@@ -86,6 +98,10 @@ final class Bench {
             bridge = ingest(b, BridgeTarget::new);
             baseline = bounded(base, "cold ingest", () -> ingest(base, BaselineTarget::new));
             changeCost(b, bridge, base, baseline);
+            if (changesOnly) {
+                if (base.unfinished != null) baseline = null; // stopped (and closed) where it did not finish
+                return;
+            }
             if (!load.baselineWithClients() && base.unfinished == null) {
                 // it cannot be fair with clients at this size (see LoadProfile.huge): its memory goes back now
                 base.leftOut.add(
@@ -126,27 +142,7 @@ final class Bench {
                 }
             }
         } finally {
-            world.call(LONG, "fleet-use", "main");
-            if (bridge != null) bridge.close();
-            if (baseline != null) baseline.close();
-        }
-    }
-
-    /**
-     * Only the part of {@link #spi} that needs no client ({@code --only changes}): each side ingests the catalog cold,
-     * then the single changes in alternating blocks, the bursts and the bridge's changes back to back.
-     */
-    void changesOnly(Results results) throws Exception {
-        Side b = results.bridge;
-        Side base = results.baseline;
-        Target bridge = null;
-        Target baseline = null;
-        try {
-            bridge = ingest(b, BridgeTarget::new);
-            baseline = bounded(base, "cold ingest", () -> ingest(base, BaselineTarget::new));
-            changeCost(b, bridge, base, baseline);
-            if (base.unfinished != null) baseline = null; // stopped (and closed) where it did not finish
-        } finally {
+            if (world != null) world.call(LONG, "fleet-use", "main"); // none with --only changes
             if (bridge != null) bridge.close();
             if (baseline != null) baseline.close();
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -17,28 +18,14 @@ class BenchSmokeTest {
 
     @Test
     void smokeRun_writesIssue9TableWithEveryFigureMeasured(@TempDir Path dir) throws Exception {
-        Path out = dir.resolve("RESULTS.md");
-
-        int status = BenchMain.run(
-                "--smoke",
-                "--out",
-                out.toString(),
-                "--work",
-                dir.resolve("work").toString());
-
-        String md = Files.readString(out);
-        assertThat(status).as("exit status; the file says:%n%s", md).isZero();
+        String md = run(dir, "--smoke");
         assertThat(md)
                 .contains("## Machine", "| load average (1, 5, 15 min) at start |", "- **Date**: ", "- **Command**: `")
                 .contains("## Figures", "| figure | goal on a 2-core machine | measured (bridge) |")
                 // the bridge-versus-baseline ratios come from alternating windows, with the machine's load in each
                 .contains("## Interleaved windows", "| 2 | baseline |", "median of 2 interleaved pairs")
                 .doesNotContain("not measured", "### Errors during the run");
-        List<String> rows = md.lines()
-                .dropWhile(l -> !l.startsWith("| figure |"))
-                .skip(2)
-                .takeWhile(l -> l.startsWith("|"))
-                .toList();
+        List<String> rows = figureRows(md);
         // issue 9's eight figures, cold ingest once through the SPI and once through ZooKeeper
         assertThat(rows).hasSize(9);
         assertThat(rows).allSatisfy(row -> assertThat(row).matches(".*\\| (met|\\*\\*missed\\*\\*) \\|$"));
@@ -58,24 +45,8 @@ class BenchSmokeTest {
 
     @Test
     void onlyChanges_writesTheSingleChangeFiguresAndNothingElse(@TempDir Path dir) throws Exception {
-        Path out = dir.resolve("RESULTS-changes.md");
-
-        int status = BenchMain.run(
-                "--smoke",
-                "--only",
-                "changes",
-                "--out",
-                out.toString(),
-                "--work",
-                dir.resolve("work").toString());
-
-        String md = Files.readString(out);
-        assertThat(status).as("exit status; the file says:%n%s", md).isZero();
-        List<String> rows = md.lines()
-                .dropWhile(l -> !l.startsWith("| figure |"))
-                .skip(2)
-                .takeWhile(l -> l.startsWith("|"))
-                .toList();
+        String md = run(dir, "--smoke", "--only", "changes");
+        List<String> rows = figureRows(md);
         assertThat(rows)
                 .filteredOn(row -> row.startsWith("| CPU and garbage of one single-instance change"))
                 .singleElement()
@@ -89,5 +60,26 @@ class BenchSmokeTest {
                 .singleElement()
                 .satisfies(row -> assertThat(row).endsWith("| not measured |"));
         assertThat(md).contains("| 2 | baseline |").doesNotContain("### Errors during the run");
+    }
+
+    /** Runs the bench with these arguments into {@code dir}, checks it exited 0, and returns the results file. */
+    private static String run(Path dir, String... args) throws Exception {
+        Path out = dir.resolve("RESULTS.md");
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(
+                List.of("--out", out.toString(), "--work", dir.resolve("work").toString()));
+        int status = BenchMain.run(all.toArray(String[]::new));
+        String md = Files.readString(out);
+        assertThat(status).as("exit status; the file says:%n%s", md).isZero();
+        return md;
+    }
+
+    /** The rows of the figures table. */
+    private static List<String> figureRows(String md) {
+        return md.lines()
+                .dropWhile(l -> !l.startsWith("| figure |"))
+                .skip(2)
+                .takeWhile(l -> l.startsWith("|"))
+                .toList();
     }
 }
