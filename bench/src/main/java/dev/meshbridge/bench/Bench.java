@@ -78,6 +78,18 @@ final class Bench {
      * side has or what does not fit twice (istiod, the reconnect storm, many streams) side by side.
      */
     void spi(Results results) throws Exception {
+        spi(results, false);
+    }
+
+    /**
+     * Only the part of {@link #spi} that needs no client ({@code --only changes}): each side ingests the catalog cold,
+     * then the single changes in alternating blocks, the bursts and the bridge's changes back to back.
+     */
+    void changesOnly(Results results) throws Exception {
+        spi(results, true);
+    }
+
+    private void spi(Results results, boolean changesOnly) throws Exception {
         Side b = results.bridge;
         Side base = results.baseline;
         Target bridge = null;
@@ -86,6 +98,10 @@ final class Bench {
             bridge = ingest(b, BridgeTarget::new);
             baseline = bounded(base, "cold ingest", () -> ingest(base, BaselineTarget::new));
             changeCost(b, bridge, base, baseline);
+            if (changesOnly) {
+                if (base.unfinished != null) baseline = null; // stopped (and closed) where it did not finish
+                return;
+            }
             if (!load.baselineWithClients() && base.unfinished == null) {
                 // it cannot be fair with clients at this size (see LoadProfile.huge): its memory goes back now
                 base.leftOut.add(
@@ -126,7 +142,7 @@ final class Bench {
                 }
             }
         } finally {
-            world.call(LONG, "fleet-use", "main");
+            if (world != null) world.call(LONG, "fleet-use", "main"); // none with --only changes
             if (bridge != null) bridge.close();
             if (baseline != null) baseline.close();
         }
@@ -168,6 +184,10 @@ final class Bench {
     /** Stops the baseline where it did not finish: its fleet and its servers. */
     private void stop(Side side, Target target, String what, Exception e) {
         stopped(side, what, e);
+        if (world == null) {
+            target.close();
+            return;
+        }
         try {
             world.call(LONG, "fleet-use", side.name);
             world.call(LONG, "fleet-close");
@@ -297,6 +317,16 @@ final class Bench {
             }
             sides[s].burstCost = ThreadCost.now().since(before);
         }
+        // the bridge's same number of single changes back to back: each published at once (flushNow) and applied
+        // before the next, with no pause, as ChangeCostMain and the growth sweep measure them; against the blocks
+        // above (each change published by the aggregator's own quiet-period timer, alone on the machine for about
+        // 10 ms) this shows what a change costs when its threads run on warm caches
+        ThreadCost backToBack = ThreadCost.now();
+        for (int k = 0; k < b.changeCount; k++) {
+            drivers[0].change(drivers[0].randomService());
+            bridge.settle(LONG);
+        }
+        b.backToBackCost = ThreadCost.now().since(backToBack);
     }
 
     /** The share of the whole machine busy between two {@link Machine#cpuTicks()} readings, or -1 when unknown. */
