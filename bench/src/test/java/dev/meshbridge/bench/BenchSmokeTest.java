@@ -62,6 +62,28 @@ class BenchSmokeTest {
         assertThat(md).contains("| 2 | baseline |").doesNotContain("### Errors during the run");
     }
 
+    @Test
+    void onlyStreams_runsTheManyStreamsPhaseAlone_withTheBridgeSideOfEachProbeChange(@TempDir Path dir)
+            throws Exception {
+        String md = run(dir, "--smoke", "--only", "streams", "--streams", "8");
+        List<String> rows = figureRows(md);
+        assertThat(rows)
+                .filteredOn(row -> row.startsWith("| ADS streams held, and a one-endpoint change delivered to all"))
+                .singleElement()
+                .satisfies(row -> assertThat(row)
+                        .contains("(8 streams)")
+                        .contains("8/8 connected")
+                        .doesNotEndWith("| not measured |"));
+        // the steady windows did not run
+        assertThat(rows)
+                .filteredOn(row -> row.startsWith("| bytes to each subscribed stream"))
+                .singleElement()
+                .satisfies(row -> assertThat(row).endsWith("| not measured |"));
+        assertThat(md)
+                .containsPattern("bridge\\.probeHandoff\\.count=[1-9]")
+                .doesNotContain("### Errors during the run");
+    }
+
     /** Runs the bench with these arguments into {@code dir}, checks it exited 0, and returns the results file. */
     private static String run(Path dir, String... args) throws Exception {
         Path out = dir.resolve("RESULTS.md");
