@@ -99,6 +99,15 @@ public final class AdsEngine {
     private int puts;
     private int removals;
     private final IntList done = new IntList();
+    /**
+     * The Delta wrappers made during one flush, by resource (identity: a new version is a new object), so that a
+     * change sent to many streams is wrapped once, not once per stream; emptied at the end of every flush, and never
+     * more than {@link #MAX_SHARED_WRAPPERS} (past that, a wrapper is made per response as before).
+     */
+    private final java.util.IdentityHashMap<Resource, io.envoyproxy.envoy.service.discovery.v3.Resource> wrappers =
+            new java.util.IdentityHashMap<>();
+
+    static final int MAX_SHARED_WRAPPERS = 4096;
     private final Propagation propagation;
 
     AdsEngine(
@@ -525,7 +534,6 @@ public final class AdsEngine {
         Map<String, String> initial = first ? req.getInitialResourceVersionsMap() : Map.of();
         List<String> subscribe = req.getResourceNamesSubscribeList();
         List<String> unsubscribe = req.getResourceNamesUnsubscribeList();
-        int has = ts.names.cardinality();
         if (initial.size() > limits.maxNamesPerSubscription()) {
             refuse(
                     st,
@@ -534,7 +542,11 @@ public final class AdsEngine {
                     "initial_resource_versions of " + initial.size() + " names");
             return;
         }
-        if (!namesAllowed(st, has, has + subscribe.size(), subscribe.size())) return;
+        // an ACK subscribes to nothing new: no limit to check, and no count of the names (a scan of the id bitmap)
+        if (!subscribe.isEmpty()) {
+            int has = ts.names.cardinality();
+            if (!namesAllowed(st, has, has + subscribe.size(), subscribe.size())) return;
+        }
         ts.requested = true;
         boolean wildcard = ts.wildcard;
         if (first && subscribe.isEmpty()) wildcard = true;
@@ -819,6 +831,7 @@ public final class AdsEngine {
                 }
             }
         }
+        wrappers.clear();
         if (blocked == 0) {
             // every stream was told of every removal: the bodies kept for make-before-break can go
             for (TypeIndex idx : indexes) idx.clearRetired();
@@ -966,12 +979,21 @@ public final class AdsEngine {
                     return;
                 }
                 done.add(id);
-                if (current != was) b.addResources(idx.get(id).delta());
+                if (current != was) b.addResources(deltaOf(idx.get(id)));
             });
             finish(ts);
             sendDelta(st, ts, b);
         }
         return true;
+    }
+
+    /** A resource's Delta wrapper, shared by every response of the current flush that carries this version. */
+    private io.envoyproxy.envoy.service.discovery.v3.Resource deltaOf(Resource r) {
+        io.envoyproxy.envoy.service.discovery.v3.Resource w = wrappers.get(r);
+        if (w != null) return w;
+        w = r.delta();
+        if (wrappers.size() < MAX_SHARED_WRAPPERS) wrappers.put(r, w);
+        return w;
     }
 
     /** Marks the entries in {@link #done} as sent and takes them off the pending set. */
@@ -1016,7 +1038,7 @@ public final class AdsEngine {
                 if (current == TypeIndex.ABSENT) {
                     if (was != TypeIndex.ABSENT) b.addRemovedResources(idx.name(id));
                 } else if (current != was) {
-                    b.addResources(idx.get(id).delta());
+                    b.addResources(deltaOf(idx.get(id)));
                 }
                 ts.sent(id, was);
             });

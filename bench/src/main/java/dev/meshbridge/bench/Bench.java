@@ -78,6 +78,18 @@ final class Bench {
      * side has or what does not fit twice (istiod, the reconnect storm, many streams) side by side.
      */
     void spi(Results results) throws Exception {
+        spi(results, false);
+    }
+
+    /**
+     * Only the part of {@link #spi} that needs no client ({@code --only changes}): each side ingests the catalog cold,
+     * then the single changes in alternating blocks, the bursts and the bridge's changes back to back.
+     */
+    void changesOnly(Results results) throws Exception {
+        spi(results, true);
+    }
+
+    private void spi(Results results, boolean changesOnly) throws Exception {
         Side b = results.bridge;
         Side base = results.baseline;
         Target bridge = null;
@@ -86,6 +98,10 @@ final class Bench {
             bridge = ingest(b, BridgeTarget::new);
             baseline = bounded(base, "cold ingest", () -> ingest(base, BaselineTarget::new));
             changeCost(b, bridge, base, baseline);
+            if (changesOnly) {
+                if (base.unfinished != null) baseline = null; // stopped (and closed) where it did not finish
+                return;
+            }
             if (!load.baselineWithClients() && base.unfinished == null) {
                 // it cannot be fair with clients at this size (see LoadProfile.huge): its memory goes back now
                 base.leftOut.add(
@@ -126,7 +142,7 @@ final class Bench {
                 }
             }
         } finally {
-            world.call(LONG, "fleet-use", "main");
+            if (world != null) world.call(LONG, "fleet-use", "main"); // none with --only changes
             if (bridge != null) bridge.close();
             if (baseline != null) baseline.close();
         }
@@ -168,6 +184,10 @@ final class Bench {
     /** Stops the baseline where it did not finish: its fleet and its servers. */
     private void stop(Side side, Target target, String what, Exception e) {
         stopped(side, what, e);
+        if (world == null) {
+            target.close();
+            return;
+        }
         try {
             world.call(LONG, "fleet-use", side.name);
             world.call(LONG, "fleet-close");
@@ -297,6 +317,16 @@ final class Bench {
             }
             sides[s].burstCost = ThreadCost.now().since(before);
         }
+        // the bridge's same number of single changes back to back: each published at once (flushNow) and applied
+        // before the next, with no pause, as ChangeCostMain and the growth sweep measure them; against the blocks
+        // above (each change published by the aggregator's own quiet-period timer, alone on the machine for about
+        // 10 ms) this shows what a change costs when its threads run on warm caches
+        ThreadCost backToBack = ThreadCost.now();
+        for (int k = 0; k < b.changeCount; k++) {
+            drivers[0].change(drivers[0].randomService());
+            bridge.settle(LONG);
+        }
+        b.backToBackCost = ThreadCost.now().since(backToBack);
     }
 
     /** The share of the whole machine busy between two {@link Machine#cpuTicks()} readings, or -1 when unknown. */
@@ -384,6 +414,13 @@ final class Bench {
         world.call(LONG, start);
         log("%s: %s window, %d changes at %.0f/s", side.name, label, changes, load.rate());
         JfrProfile recording = profile ? new JfrProfile(work.resolve(side.name + "-" + label + ".jfr")) : null;
+        boolean worldJfr = profile && Boolean.getBoolean("bench.worldJfr");
+        if (worldJfr) {
+            world.call(
+                    LONG,
+                    "jfr-start",
+                    work.resolve("world-" + side.name + "-" + label + ".jfr").toAbsolutePath());
+        }
         w.loadBefore = Machine.currentLoadAverage();
         long[] ticks = Machine.cpuTicks();
         long[] gc = Machine.gc();
@@ -397,6 +434,7 @@ final class Bench {
         w.gcMillis = gcAfter[1] - gc[1];
         w.loadAfter = Machine.currentLoadAverage();
         if (recording != null) w.profile = recording.stop();
+        if (worldJfr) world.call(LONG, "jfr-stop");
         w.changes = changes;
         w.cost = after.since(before);
         w.processCpu = after.processCpuSince(before);
@@ -531,6 +569,20 @@ final class Bench {
         log("%s: reconnect %s", side.name, side.reconnect);
     }
 
+    /**
+     * The many-streams phase alone (`--only streams`): the bridge ingests the catalog cold, then the fleet of {@link
+     * LoadProfile#bigStreams()} connects and the steady load runs; for profiling the fan-out of one change to many
+     * streams without the rest of the run.
+     */
+    void streamsOnly(Results results) throws Exception {
+        Side b = results.bridge;
+        try (Target bridge = ingest(b, BridgeTarget::new)) {
+            world.call(LONG, "fleet-use", "main");
+            manyStreams(b, bridge);
+        }
+        results.baseline.leftOut.add("everything (--only streams runs the bridge's many-streams phase alone)");
+    }
+
     private void manyStreams(Side side, Target target) throws Exception {
         side.heapBeforeBig = Heap.settled();
         side.big.connect = fleet(side, target, "spi", load.bigStreams(), load.services(), load.instances(), 2);
@@ -538,6 +590,12 @@ final class Bench {
         side.rssWithBig = Machine.rss();
         int count = (int) Math.round(load.rate() * load.bigSeconds());
         SpiDriver driver = new SpiDriver(spi, target.aggregator(), world, timedIds::getAndIncrement, 31);
+        List<Long> handoffs = java.util.Collections.synchronizedList(new ArrayList<>());
+        if (target.xdsServed() != null) {
+            String probeHost = spi.host(spi.probe());
+            // one virtual thread per probe change (40 in a window): a late one does not hold the next back
+            driver.probes((id, t0) -> Thread.ofVirtual().start(() -> handoff(target, probeHost, id, t0, handoffs)));
+        }
         window(
                 side,
                 "many-streams",
@@ -546,7 +604,63 @@ final class Bench {
                 count,
                 side.name.equals("bridge"),
                 () -> driver.run(load.rate(), count, load.probeEvery()));
+        if (!handoffs.isEmpty()) {
+            List<Double> ms = new ArrayList<>();
+            synchronized (handoffs) {
+                for (long n : handoffs) ms.add(n / 1e6);
+            }
+            java.util.Collections.sort(ms);
+            side.big.report.put("bridge.probeHandoff.count", Integer.toString(ms.size()));
+            side.big.report.put("bridge.probeHandoff.p50", fmt3(ms.get((int) Math.floor(0.5 * (ms.size() - 1)))));
+            side.big.report.put("bridge.probeHandoff.p99", fmt3(ms.get((int) Math.ceil(0.99 * (ms.size() - 1)))));
+            log(
+                    "%s: many-streams: probe change to the xDS thread idle after its push (bridge side, upper bound) p50 %s p99 %s ms",
+                    side.name,
+                    side.big.report.get("bridge.probeHandoff.p50"),
+                    side.big.report.get("bridge.probeHandoff.p99"));
+        }
         world.call(LONG, "fleet-close");
+    }
+
+    private static String fmt3(double v) {
+        return String.format(java.util.Locale.ROOT, "%.3f", v);
+    }
+
+    /**
+     * The bridge side of one probe change, an upper bound: from just before {@code accept} until the xDS thread has
+     * applied the snapshot holding it and then run everything queued on it ({@code idle()}), which includes handing
+     * the response carrying it to gRPC for every subscribed stream but also whatever ACKs and later snapshots were
+     * queued by then. The transport threads write the responses to the sockets after that, and the clients read them;
+     * neither is in this figure.
+     */
+    private static void handoff(Target target, String probeHost, int id, long t0, List<Long> out) {
+        long deadline = t0 + TimeUnit.SECONDS.toNanos(60);
+        try {
+            long sequence = -1;
+            while (sequence < 0 && System.nanoTime() < deadline) {
+                dev.meshbridge.core.model.MeshSnapshot s = target.last();
+                dev.meshbridge.core.model.MeshService svc = s == null ? null : s.service(probeHost);
+                if (svc != null && carries(svc, id)) sequence = s.sequence();
+                else java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+            }
+            while (sequence >= 0 && target.xdsServed().getAsLong() < sequence && System.nanoTime() < deadline) {
+                java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+            }
+            if (sequence < 0 || System.nanoTime() >= deadline) return;
+            target.xdsIdle().get(60, TimeUnit.SECONDS);
+            out.add(System.nanoTime() - t0);
+        } catch (Exception e) {
+            // not measured
+        }
+    }
+
+    private static boolean carries(dev.meshbridge.core.model.MeshService svc, int id) {
+        for (dev.meshbridge.core.model.Endpoint e : svc.endpoints()) {
+            for (int port : e.ports().values()) {
+                if (dev.meshbridge.bench.load.ChangeIds.id(port) >= id) return true;
+            }
+        }
+        return false;
     }
 
     // ------------------------------------------------------------------ ZooKeeper

@@ -33,6 +33,8 @@ public final class BenchMain {
         boolean jmh = true;
         boolean growth = false;
         String only = "";
+        int bigStreams = 0;
+        double bigSeconds = 0;
         int[] growthServices = {1_000, 10_000, 100_000};
         boolean growthBaseline = true;
         for (int i = 0; i < args.length; i++) {
@@ -46,6 +48,8 @@ public final class BenchMain {
                 case "--dir" -> dir = Path.of(args[++i]);
                 case "--growth" -> growth = true;
                 case "--only" -> only = args[++i];
+                case "--streams" -> bigStreams = Integer.parseInt(args[++i]);
+                case "--streams-seconds" -> bigSeconds = Double.parseDouble(args[++i]);
                 case "--growth-services" ->
                     growthServices = java.util.Arrays.stream(args[++i].split(","))
                             .mapToInt(Integer::parseInt)
@@ -55,22 +59,29 @@ public final class BenchMain {
                 case "" -> {}
                 default ->
                     throw new IllegalArgumentException("unknown argument '" + args[i]
-                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh, --only spi|zookeeper,"
+                            + "'; use --quick, --huge, --smoke, --full, --growth, --no-jmh,"
+                            + " --only spi|zookeeper|changes|streams, --streams N, --streams-seconds S,"
                             + " --growth-services N,N, --growth-bridge-only, --out FILE, --dir DIR, --work DIR");
             }
         }
         Files.createDirectories(work);
         if (growth) return growth(dir, work, growthServices, growthBaseline);
-        if (!only.isEmpty() && !only.equals("spi") && !only.equals("zookeeper")) {
-            throw new IllegalArgumentException("--only takes spi or zookeeper, not '" + only + "'");
+        if (!only.isEmpty()
+                && !only.equals("spi")
+                && !only.equals("zookeeper")
+                && !only.equals("changes")
+                && !only.equals("streams")) {
+            throw new IllegalArgumentException("--only takes spi, zookeeper, changes or streams, not '" + only + "'");
         }
+        if (bigStreams > 0 || bigSeconds > 0) load = load.withBigStreams(bigStreams, bigSeconds);
         if (out == null) {
-            out = dir.resolve(
-                    switch (load.name()) {
-                        case "full" -> "RESULTS.md";
-                        case "huge" -> "RESULTS-huge.md";
-                        default -> "RESULTS-" + load.name() + ".md";
-                    });
+            String name = switch (load.name()) {
+                case "full" -> "RESULTS";
+                default -> "RESULTS-" + load.name();
+            };
+            // the single-change part, or the many-streams phase, alone does not overwrite the whole run's file
+            String part = only.equals("changes") ? "-changes" : only.equals("streams") ? "-streams" : "";
+            out = dir.resolve(name + part + ".md");
         }
         String command = System.getenv("BENCH_COMMAND");
         if (command == null || command.isBlank()) {
@@ -101,28 +112,36 @@ public final class BenchMain {
             results.errors.add("EDS sizes: " + e);
         }
 
-        try (World world = new World(work, load.worldHeap())) {
-            results.worldJvmArgs = world.jvmArgs();
-            clockCheck(world, results);
-            Bench bench = new Bench(load, work, world);
-            if (!only.equals("zookeeper")) {
-                phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
+        if (only.equals("changes")) {
+            // the single-change part alone: both sides ingest the SPI catalog and run their single-change blocks; no
+            // client, so no load process
+            Bench bench = new Bench(load, work, null);
+            phase(results, "SPI load, single changes only", () -> bench.changesOnly(results));
+        } else
+            try (World world = new World(work, load.worldHeap())) {
+                results.worldJvmArgs = world.jvmArgs();
+                clockCheck(world, results);
+                Bench bench = new Bench(load, work, world);
+                if (only.equals("streams")) {
+                    phase(results, "many streams, bridge alone", () -> bench.streamsOnly(results));
+                } else if (!only.equals("zookeeper")) {
+                    phase(results, "SPI load, bridge and baseline interleaved", () -> bench.spi(results));
+                }
+                String[] address = new String[1];
+                if (!only.equals("spi") && !only.equals("streams")) {
+                    phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
+                }
+                if (address[0] != null) {
+                    phase(
+                            results,
+                            "bridge, ZooKeeper",
+                            () -> bench.zookeeper(results.bridge, BridgeTarget::new, address[0]));
+                    phase(
+                            results,
+                            "baseline, ZooKeeper",
+                            () -> bench.zookeeper(results.baseline, BaselineTarget::new, address[0]));
+                }
             }
-            String[] address = new String[1];
-            if (!only.equals("spi")) {
-                phase(results, "ZooKeeper catalog", () -> address[0] = bench.zookeeper(results));
-            }
-            if (address[0] != null) {
-                phase(
-                        results,
-                        "bridge, ZooKeeper",
-                        () -> bench.zookeeper(results.bridge, BridgeTarget::new, address[0]));
-                phase(
-                        results,
-                        "baseline, ZooKeeper",
-                        () -> bench.zookeeper(results.baseline, BaselineTarget::new, address[0]));
-            }
-        }
         results.loadAverageEnd = Machine.currentLoadAverage();
         results.durationMillis = System.currentTimeMillis() - start;
         ResultsWriter writer = new ResultsWriter(results);

@@ -68,4 +68,14 @@ final class BridgeTarget extends Target {
         mcp.close();
         xds.close();
     }
+
+    @Override
+    java.util.function.LongSupplier xdsServed() {
+        return xds::servedSequence;
+    }
+
+    @Override
+    java.util.concurrent.CompletableFuture<Void> xdsIdle() {
+        return xds.idle();
+    }
 }

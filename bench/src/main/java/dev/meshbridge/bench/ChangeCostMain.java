@@ -15,6 +15,15 @@ import java.util.concurrent.TimeUnit;
  * JFR (profile settings) over the measured changes only, {@code -Djfr.period=MILLIS} its execution sample period;
  * {@code -Dwarmup=N} the single changes of the warm-up (default 20,000; 0 is the procedure up to issue 22's third
  * session, whose rounds still ran the per-change code half-compiled).
+ *
+ * <p>{@code -Dprocedures=P,P...} the rounds' procedures, taken in turn ({@code -Drounds=N} times each, default 3):
+ * {@code flush} (the default; as the growth sweep): each change published at once with {@code flushNow} and applied
+ * before the next, back to back; {@code timer} (as {@code bench/run}'s single-change blocks): each change published by
+ * the aggregator's own quiet-period timer, the harness polling for the snapshot, so each change runs alone after about
+ * 10 ms; {@code gap}: as {@code flush}, then 10 ms parked before the next change. {@code -Dbaseline=N} also holds the
+ * java-control-plane baseline with the same catalog in this JVM, as {@code bench/run} did, and makes N of its single
+ * changes before each cycle of procedures (about 1.5 s of CPU and 0.7 GB of garbage each at 1M endpoints: give the
+ * JVM 8 GB).
  */
 public final class ChangeCostMain {
 
@@ -78,20 +87,61 @@ public final class ChangeCostMain {
                 recording.setDestination(java.nio.file.Path.of(jfr + "-" + services + ".jfr"));
                 recording.start();
             }
-            for (int round = 0; round < 3; round++) {
+            String[] procedures = System.getProperty("procedures", "flush").split(",");
+            int rounds = Integer.getInteger("rounds", 3);
+            int baselineChanges = Integer.getInteger("baseline", 0);
+            Target baseline = baselineChanges > 0 ? baseline(catalog, services, instances) : null;
+            SpiDriver baselineDriver = baseline == null
+                    ? null
+                    : new SpiDriver(
+                            catalog, baseline.aggregator(), null, () -> 1 + ids[0]++ % (Bench.QUIET_IDS - 1), 11);
+            for (int round = 0; round < rounds * procedures.length; round++) {
+                String procedure = procedures[round % procedures.length];
+                if (baseline != null && round % procedures.length == 0) {
+                    ThreadCost b0 = ThreadCost.now();
+                    for (int k = 0; k < baselineChanges; k++) {
+                        baselineDriver.change(baselineDriver.randomService());
+                        baseline.settle(Bench.LONG);
+                    }
+                    Map<String, ThreadCost.Cost> bc = ThreadCost.now().since(b0);
+                    Bench.log(
+                            "baseline block: %d single changes, %.1f ms CPU, %.1f MB allocated per change (load %s)",
+                            baselineChanges,
+                            ThreadCost.sum(bc, baseline.changeGroups()).cpu() / 1e6 / baselineChanges,
+                            ThreadCost.sum(bc, baseline.changeGroups()).allocated() / 1e6 / baselineChanges,
+                            Machine.currentLoadAverage());
+                }
                 long user0 = userNanos();
                 ThreadCost before = ThreadCost.now();
                 for (int k = 0; k < n; k++) {
-                    driver.change(driver.randomService());
-                    target.settle(Bench.LONG);
+                    switch (procedure) {
+                        case "flush" -> {
+                            driver.change(driver.randomService());
+                            target.settle(Bench.LONG);
+                        }
+                        case "gap" -> {
+                            driver.change(driver.randomService());
+                            target.settle(Bench.LONG);
+                            java.util.concurrent.locks.LockSupport.parkNanos(10_000_000);
+                        }
+                        case "timer" -> {
+                            long previous = target.last().sequence();
+                            driver.change(driver.randomService());
+                            while (target.last().sequence() <= previous)
+                                java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                            target.awaitServed(target.last().sequence(), Bench.LONG);
+                        }
+                        default -> throw new IllegalArgumentException(procedure);
+                    }
                 }
                 Map<String, ThreadCost.Cost> costs = ThreadCost.now().since(before);
                 ThreadCost.Cost cost = ThreadCost.sum(costs, target.changeGroups());
                 double user = (userNanos() - user0) / 1e6 / n;
                 Bench.log(
-                        "%,d endpoints, round %d: %.3f ms CPU (%.3f ms user), %.1f KB per change (load %s); %s",
+                        "%,d endpoints, round %d %s: %.3f ms CPU (%.3f ms user), %.1f KB per change (load %s); %s",
                         (long) services * instances,
                         round,
+                        procedure,
                         cost.cpu() / 1e6 / n,
                         user,
                         cost.allocated() / 1e3 / n,
@@ -104,6 +154,19 @@ public final class ChangeCostMain {
                                 n));
             }
             if (recording != null) recording.close();
+            if (baseline != null) baseline.close();
         }
+    }
+
+    /** The java-control-plane baseline holding the same catalog in this JVM, as {@code bench/run} ran it up to now. */
+    private static Target baseline(SyntheticCatalog catalog, int services, int instances) throws Exception {
+        Target baseline = new BaselineTarget();
+        var complete = baseline.expect(services, (long) services * instances);
+        for (int i = 0; i < services; i++) baseline.aggregator().accept(catalog.upsert(i));
+        complete.get(Bench.LONG, TimeUnit.MILLISECONDS);
+        baseline.awaitServed(baseline.last().sequence(), Bench.LONG);
+        baseline.catalogReady();
+        Bench.log("baseline: holds %,d endpoints in this JVM", (long) services * instances);
+        return baseline;
     }
 }

@@ -180,4 +180,34 @@ record LoadProfile(
     long endpoints() {
         return (long) services * instances;
     }
+
+    /** This profile with another stream count and window length for the many-streams phase (0: unchanged). */
+    LoadProfile withBigStreams(int streams, double seconds) {
+        return new LoadProfile(
+                name,
+                services,
+                instances,
+                this.streams,
+                streams > 0 ? streams : bigStreams,
+                rate,
+                steadySeconds,
+                seconds > 0 ? seconds : bigSeconds,
+                probeEvery,
+                warmUpChanges,
+                changeCostChanges,
+                baselineChangeCostChanges,
+                mcpChanges,
+                zkServices,
+                zkInstances,
+                zkSeconds,
+                jmh,
+                jmhIterationMillis,
+                worldHeap,
+                drainMillis,
+                pairs,
+                pairSeconds,
+                baselineLimitMillis,
+                baselineWithClients,
+                connectLimitMillis);
+    }
 }

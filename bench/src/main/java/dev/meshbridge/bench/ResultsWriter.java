@@ -343,9 +343,12 @@ final class ResultsWriter {
             line();
         }
         if (!b.blocks.isEmpty()) {
-            line("Single changes, no client, in alternating blocks (each change published and applied before the next; "
-                    + "CPU and allocation of the side's change threads: bridge aggregator, xDS and MCP; baseline "
-                    + "aggregator and snapshot producer):");
+            line(
+                    "Single changes, no client, in alternating blocks, both sides in this JVM (each change published by the"
+                            + " aggregator's own quiet-period timer and applied before the next, so each runs alone; CPU and"
+                            + " allocation of the side's change threads: bridge aggregator, xDS and MCP; baseline aggregator and"
+                            + " snapshot producer; after the blocks, the bridge's same number of changes back to back, see the"
+                            + " figure's note):");
             line();
             line("| pair | side | changes | CPU per change | allocated per change | machine busy | load average "
                     + "| ratio CPU (baseline / bridge) |");
@@ -571,7 +574,11 @@ final class ResultsWriter {
             line("changeCost: " + s.warmUpChanges + " warm-up, " + s.changeCount + " measured, " + s.snapshots
                     + " snapshots, process CPU " + s.changeProcessCpu + " ns; per change "
                     + ThreadCost.describe(s.changeCost, Math.max(1, s.changeCount)) + "; in bursts of " + Bench.BURST
-                    + ", per change " + ThreadCost.describe(s.burstCost, Math.max(1, s.changeCount)));
+                    + ", per change " + ThreadCost.describe(s.burstCost, Math.max(1, s.changeCount))
+                    + (s.backToBackCost.isEmpty()
+                            ? ""
+                            : "; back to back, per change "
+                                    + ThreadCost.describe(s.backToBackCost, Math.max(1, s.changeCount))));
             raw("steady", s.steady);
             raw("steadyIstiod", s.steadyIstiod);
             line("mcp.connect: " + s.mcpConnect);

@@ -86,6 +86,11 @@ final class Side {
     Map<String, ThreadCost.Cost> changeCost = new LinkedHashMap<>();
     /** The same number of changes, ten to a snapshot. */
     Map<String, ThreadCost.Cost> burstCost = new LinkedHashMap<>();
+    /**
+     * The same number of single changes back to back (the bridge only): each published at once ({@code flushNow}) and
+     * applied before the next, with no pause, as {@code ChangeCostMain} and the growth sweep measure them.
+     */
+    Map<String, ThreadCost.Cost> backToBackCost = new LinkedHashMap<>();
 
     long changeProcessCpu;
     JfrProfile.Summary changeProfile;
@@ -128,6 +133,11 @@ final class Side {
     /** The same, changes in bursts. */
     ThreadCost.Cost perChangeInBursts(String... groups) {
         return perChange(burstCost, groups);
+    }
+
+    /** The same, single changes back to back (see {@link #backToBackCost}). */
+    ThreadCost.Cost perChangeBackToBack(String... groups) {
+        return perChange(backToBackCost, groups);
     }
 
     private ThreadCost.Cost perChange(Map<String, ThreadCost.Cost> costs, String... groups) {

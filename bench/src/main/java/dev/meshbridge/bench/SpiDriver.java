@@ -26,6 +26,17 @@ final class SpiDriver {
     private final Map<Integer, int[]> slots = new HashMap<>();
     private final Map<Integer, Integer> cursor = new HashMap<>();
     private int lastService = -1;
+    private ProbeListener probes;
+
+    /** Told of every change to the probe service, with the time it entered the bridge. */
+    interface ProbeListener {
+        void changed(int id, long t0);
+    }
+
+    SpiDriver probes(ProbeListener listener) {
+        this.probes = listener;
+        return this;
+    }
 
     /**
      * @param world where the change times go; null when no client measures them
@@ -51,6 +62,7 @@ final class SpiDriver {
         long t0 = System.nanoTime();
         sink.accept(upsert);
         lastService = service;
+        if (probes != null && service == catalog.probe()) probes.changed(id, t0);
         if (world != null) {
             try {
                 world.t0(id, t0, service);

@@ -155,4 +155,17 @@ abstract class Target implements AutoCloseable {
     }
 
     abstract void closeServers();
+
+    /** The xDS server's served snapshot sequence; null where the target cannot tell (the bridge-side figures). */
+    java.util.function.LongSupplier xdsServed() {
+        return null;
+    }
+
+    /**
+     * Completes once the xDS server's serving thread has done everything queued before the call, including the pushes
+     * that work caused: every response handed to gRPC (written to the sockets by the transport threads after that).
+     */
+    java.util.concurrent.CompletableFuture<Void> xdsIdle() {
+        return null;
+    }
 }

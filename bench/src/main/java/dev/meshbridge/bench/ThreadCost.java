@@ -56,7 +56,11 @@ final class ThreadCost {
                 || name.contains("EventThread")
                 || name.contains("SendThread")
                 || name.startsWith("Curator")) return "zk-watcher";
-        if (name.startsWith("grpc-") || name.contains("ELG")) return "grpc-transport";
+        // the servers' own Netty event loops are named meshbridge-<server>-io-<n> and meshbridge-<server>-accept-<n>
+        if (name.startsWith("grpc-")
+                || name.contains("ELG")
+                || (name.startsWith("meshbridge-") && (name.contains("-io-") || name.contains("-accept-"))))
+            return "grpc-transport";
         if (name.equals("bench-baseline-producer")) return "baseline";
         if (name.startsWith("bench-") || name.equals("main")) return "harness";
         return "other";

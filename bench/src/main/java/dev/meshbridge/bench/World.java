@@ -41,6 +41,10 @@ final class World implements AutoCloseable {
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         cmd.add("-Dorg.slf4j.simpleLogger.log.dev.meshbridge=warn");
         if (System.getProperty("bench.debug") != null) cmd.add("-Dbench.debug=true");
+        if (Boolean.getBoolean("bench.worldJfr")) {
+            cmd.add("-XX:+UnlockDiagnosticVMOptions");
+            cmd.add("-XX:+DebugNonSafepoints");
+        }
         if (Runtime.version().feature() >= 24) cmd.add("--sun-misc-unsafe-memory-access=allow");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));

@@ -34,6 +34,7 @@ public final class WorldMain {
     private ZookeeperLoad zookeeper;
     private final List<AdsFleet.Change> changes = new ArrayList<>();
     private long armCpu;
+    private jdk.jfr.Recording recording;
     private int nextZookeeperChange = 1;
 
     private WorldMain(PrintStream out) {
@@ -89,6 +90,21 @@ public final class WorldMain {
         Map<String, String> r = new LinkedHashMap<>();
         switch (a[0]) {
             case "clock" -> r.put("nanos", Long.toString(System.nanoTime()));
+            case "jfr-start" -> {
+                // jfr-start <file>: a JFR recording of this JVM (settings "profile") until jfr-stop
+                if (recording != null) recording.close();
+                recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+                recording.setToDisk(true);
+                recording.setDestination(java.nio.file.Path.of(a[1]));
+                recording.start();
+            }
+            case "jfr-stop" -> {
+                if (recording != null) {
+                    recording.stop();
+                    recording.close();
+                    recording = null;
+                }
+            }
             case "fleet" -> {
                 // fleet <delta> <sotw> <spi|zk> <services> <instances> <seed>: the clients, not connected yet
                 if (fleet != null) fleet.close();
