@@ -106,6 +106,8 @@ public final class AdsEngine {
      */
     private final java.util.IdentityHashMap<Resource, io.envoyproxy.envoy.service.discovery.v3.Resource> wrappers =
             new java.util.IdentityHashMap<>();
+    /** The same for SotW: a resource's {@code Any}, made from its held bytes once per flush, not once per stream. */
+    private final java.util.IdentityHashMap<Resource, com.google.protobuf.Any> anys = new java.util.IdentityHashMap<>();
 
     static final int MAX_SHARED_WRAPPERS = 4096;
     private final Propagation propagation;
@@ -832,6 +834,7 @@ public final class AdsEngine {
             }
         }
         wrappers.clear();
+        anys.clear();
         if (blocked == 0) {
             // every stream was told of every removal: the bodies kept for make-before-break can go
             for (TypeIndex idx : indexes) idx.clearRetired();
@@ -953,19 +956,19 @@ public final class AdsEngine {
                     if (full && was != TypeIndex.ABSENT && was != TypeIndex.UNKNOWN) {
                         // removed in this push: still carried until the removal pass (make before break)
                         Resource held = idx.get(id) != null ? idx.get(id) : idx.retired(id);
-                        if (held != null) b.addResources(held.any());
+                        if (held != null) b.addResources(anyOf(held));
                     }
                     if (was == TypeIndex.ABSENT) done.add(id);
                     return;
                 }
                 done.add(id);
-                if (!full) b.addResources(idx.get(id).any());
+                if (!full) b.addResources(anyOf(idx.get(id)));
             });
             finish(ts);
             if (full) {
                 forEachSubscribed(ts, id -> {
                     Resource r = idx.get(id);
-                    if (r != null) b.addResources(r.any());
+                    if (r != null) b.addResources(anyOf(r));
                 });
             }
             sendSotw(st, ts, b);
@@ -996,6 +999,15 @@ public final class AdsEngine {
         return w;
     }
 
+    /** A resource's {@code Any}, shared by every SotW response of the current flush that carries this version. */
+    private com.google.protobuf.Any anyOf(Resource r) {
+        com.google.protobuf.Any a = anys.get(r);
+        if (a != null) return a;
+        a = r.any();
+        if (anys.size() < MAX_SHARED_WRAPPERS) anys.put(r, a);
+        return a;
+    }
+
     /** Marks the entries in {@link #done} as sent and takes them off the pending set. */
     private void finish(TypeState ts) {
         for (int i = 0; i < done.size; i++) {
@@ -1016,15 +1028,14 @@ public final class AdsEngine {
             boolean full = ts.type().fullState();
             ts.pending.forEach((id, was) -> {
                 long current = ts.currentVersion(id);
-                if (!full && current != TypeIndex.ABSENT)
-                    b.addResources(idx.get(id).any());
+                if (!full && current != TypeIndex.ABSENT) b.addResources(anyOf(idx.get(id)));
                 ts.sent(id, was);
             });
             ts.clearPending();
             if (full) {
                 forEachSubscribed(ts, id -> {
                     Resource r = idx.get(id);
-                    if (r != null) b.addResources(r.any());
+                    if (r != null) b.addResources(anyOf(r));
                 });
             } else if (b.getResourcesCount() == 0 && !ts.respond) {
                 return true; // a partial-state client drops what nothing names any more
