@@ -157,7 +157,9 @@ public final class ReloadingTls implements AutoCloseable {
         if (every < 0) return;
         long now = System.nanoTime();
         long last = lastCheckNanos.get();
-        if (now - last >= every && lastCheckNanos.compareAndSet(last, now)) reloadIfChanged();
+        // files caught half-written are looked at again by the next connection, not an interval later
+        boolean due = now - last >= every || failedFingerprint != null;
+        if (due && lastCheckNanos.compareAndSet(last, now)) reloadIfChanged();
     }
 
     /** Called after each successful reload (not after {@link #load()}), on the polling thread. */
@@ -180,9 +182,11 @@ public final class ReloadingTls implements AutoCloseable {
     }
 
     /**
-     * A client TLS context over the reloading managers (registries: a new connection uses the current files). A
-     * resumed TLS session skips the certificates, so with {@link #checkOnHandshake} sessions are resumed for at most
-     * that interval (at least 1 s), and a reload forgets the sessions made with the old files.
+     * A client TLS context over the reloading managers (registries: a new connection uses the current files). With
+     * {@link #checkOnHandshake}, every connection the context opens (socket or engine) checks the files first, at
+     * most every that interval, before its handshake: a resumed TLS session asks for no certificate, so waiting for
+     * the key manager would let a connection resume with the old identity. A reload forgets the sessions made with
+     * the old files, and sessions are resumed for at most the interval (at least 1 s).
      */
     public SSLContext clientContext() throws GeneralSecurityException {
         SSLContext ctx = SSLContext.getInstance("TLS");
@@ -196,7 +200,7 @@ public final class ReloadingTls implements AutoCloseable {
                     Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toSeconds(every))));
         }
         contexts.add(ctx);
-        return ctx;
+        return every >= 0 ? CheckingContext.wrap(ctx, this::maybeReload) : ctx;
     }
 
     private void forgetSessions() {
