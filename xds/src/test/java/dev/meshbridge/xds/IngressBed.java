@@ -98,11 +98,20 @@ final class IngressBed implements AutoCloseable {
         }
     }
 
-    /** Waits until the route table is synced and holds this many routes (default backend included). */
+    /**
+     * Waits until the route table is synced and holds this many routes (default backend included), and the xDS server
+     * serves it: the table reaches the server through the aggregator's next snapshot and the serving thread, after the
+     * controller has it, so a client that connects as soon as the controller has it may be answered without it.
+     */
     void awaitRoutes(int routes) {
-        await().atMost(Duration.ofSeconds(20))
+        await().atMost(Duration.ofSeconds(60))
                 .until(() -> controller.routes().synced()
                         && controller.routes().current().servedRoutes().size() == routes);
+        String version = controller.routes().current().version();
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            var snapshot = xds.catalog.snapshot();
+            return snapshot.routes().version().equals(version) && xds.server.servedSequence() >= snapshot.sequence();
+        });
     }
 
     void send(ServiceUpsert... upserts) {
