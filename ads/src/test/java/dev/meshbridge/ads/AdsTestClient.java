@@ -106,19 +106,26 @@ public final class AdsTestClient implements AutoCloseable {
         delta(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setResponseNonce(r.getNonce()));
     }
 
-    /** The next message, waiting up to 10 s. */
+    /**
+     * How long a test waits for the server's next message. Generous on purpose: the first response of a run carries
+     * the JVM's warm-up (class loading, the first connection), and on a 2-core machine at a load average of 15 that
+     * took more than 10 s. A response that never comes still fails the test, only later.
+     */
+    public static final int WAIT_SECONDS = 60;
+
+    /** The next message, waiting up to {@link #WAIT_SECONDS}. */
     public DiscoveryResponse next() {
-        return (DiscoveryResponse) take(10);
+        return (DiscoveryResponse) take(WAIT_SECONDS);
     }
 
     public DeltaDiscoveryResponse nextDelta() {
-        return (DeltaDiscoveryResponse) take(10);
+        return (DeltaDiscoveryResponse) take(WAIT_SECONDS);
     }
 
-    /** The error that ended the stream, waiting up to 10 s; fails on a response or a normal end. */
+    /** The error that ended the stream, waiting up to {@link #WAIT_SECONDS}; fails on a response or a normal end. */
     public Throwable failure() {
         try {
-            Object o = received.poll(10, TimeUnit.SECONDS);
+            Object o = received.poll(WAIT_SECONDS, TimeUnit.SECONDS);
             if (o instanceof Throwable t) return t;
             throw new AssertionError("expected the stream to fail, got " + o);
         } catch (InterruptedException e) {
