@@ -48,7 +48,15 @@ import java.util.function.Supplier;
 public final class Differential {
 
     /** How long the bridge may take to agree with a consumer that already has the round's state. */
-    public static final Duration AGREE = Duration.ofSeconds(8);
+    public static final Duration AGREE = Duration.ofSeconds(30);
+
+    /**
+     * Added to a suite's {@code settle} before an unchanged, disagreeing catalog counts as final: the watcher's delay
+     * between a registry change and its event is a few hundred milliseconds on an idle machine and seconds on a 2-core
+     * machine at a load average of 15, where the consumer in the same JVM may have caught up first. Only a round that
+     * disagrees waits for it.
+     */
+    static final Duration LOADED_MACHINE = Duration.ofSeconds(5);
 
     private Differential() {}
 
@@ -239,7 +247,8 @@ public final class Differential {
     /**
      * Waits until the bridge serves, for every identity, exactly what the consumer would call; returns the
      * disagreements left (empty when they agree). It gives up after {@link #AGREE}, or earlier once the bridge's
-     * catalog has not changed for {@code settle} while it disagrees (the watcher has taken in what it will take in).
+     * catalog has not changed for {@code settle} (plus {@link #LOADED_MACHINE}) while it disagrees (the watcher has
+     * taken in what it will take in).
      *
      * @param truth the consumer's targets per identity (every identity of the round, empty sets included)
      * @param bridge the bridge's snapshots
@@ -280,7 +289,8 @@ public final class Differential {
                             changedAt[0] = System.nanoTime();
                         }
                         last.set(0, compare(truth, snapshot, view, routableOnly));
-                        return last.get(0).isEmpty() || System.nanoTime() - changedAt[0] > settle.toNanos();
+                        return last.get(0).isEmpty()
+                                || System.nanoTime() - changedAt[0] > settle.plus(LOADED_MACHINE).toNanos();
                     });
         } catch (org.awaitility.core.ConditionTimeoutException e) {
             // the disagreements of the last comparison are the answer

@@ -141,7 +141,7 @@ class SpringCloudEurekaDifferentialTest {
                 int ops = 1 + random.nextInt(3);
                 for (int i = 0; i < ops; i++) change(random);
                 String[] lastLag = {null};
-                if (!Differential.awaitConsumer(() -> (lastLag[0] = lag()) == null, Duration.ofSeconds(10)))
+                if (!Differential.awaitConsumer(() -> (lastLag[0] = lag()) == null, Duration.ofSeconds(30)))
                     return List.of("Spring's Eureka client did not catch up: " + lastLag[0]);
                 return Differential.disagreements(
                         truth(),

@@ -79,7 +79,7 @@ class NacosDifferentialTest {
             rounds.run(round -> {
                 int ops = 1 + random.nextInt(4);
                 for (int i = 0; i < ops; i++) change(random);
-                if (!Differential.awaitConsumer(() -> lag() == null, Duration.ofSeconds(10)))
+                if (!Differential.awaitConsumer(() -> lag() == null, Duration.ofSeconds(30)))
                     return List.of("nacos-client did not catch up: " + lag());
                 return Differential.disagreements(
                         truth(),

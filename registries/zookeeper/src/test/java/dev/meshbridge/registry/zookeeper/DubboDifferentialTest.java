@@ -116,7 +116,7 @@ class DubboDifferentialTest {
                 int ops = 1 + random.nextInt(4);
                 for (int i = 0; i < ops; i++) change(random);
                 String[] lastLag = {null};
-                if (!Differential.awaitConsumer(() -> (lastLag[0] = lag()) == null, Duration.ofSeconds(10)))
+                if (!Differential.awaitConsumer(() -> (lastLag[0] = lag()) == null, Duration.ofSeconds(30)))
                     return List.of("Dubbo's consumer did not catch up: " + lastLag[0]);
                 return Differential.disagreements(
                         truth(),
