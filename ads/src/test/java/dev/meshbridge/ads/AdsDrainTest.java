@@ -99,7 +99,7 @@ class AdsDrainTest {
         assertThat(r.getResourcesCount()).isEqualTo(1);
         double before = acks();
         c.ack(r, List.of());
-        await().atMost(Duration.ofSeconds(10)).until(() -> acks() > before);
+        await().atMost(Duration.ofSeconds(30)).until(() -> acks() > before);
         return c;
     }
 
@@ -139,12 +139,12 @@ class AdsDrainTest {
 
             DiscoveryResponse toFirst = first.next();
             first.ack(toFirst, List.of());
-            await().atMost(Duration.ofSeconds(10)).until(() -> acks() == 3);
+            await().atMost(Duration.ofSeconds(30)).until(() -> acks() == 3);
             assertThat(timer.count()).as("one of two clients has ACKed").isZero();
 
             DiscoveryResponse toSecond = second.next();
             second.ack(toSecond, List.of());
-            await().atMost(Duration.ofSeconds(10)).until(() -> timer.count() == 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> timer.count() == 1);
             assertThat(timer.max(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(200);
 
             // a change nobody subscribes to is not a measurement
@@ -156,13 +156,13 @@ class AdsDrainTest {
             // a NACK releases that client: the change counts once the other has ACKed
             put(new Thing("a", "3"), System.nanoTime());
             first.nack(first.next(), List.of(), toFirst.getVersionInfo());
-            await().atMost(Duration.ofSeconds(10))
+            await().atMost(Duration.ofSeconds(30))
                     .until(() -> meters.counter("meshbridge.test.nacks", "type", "thing")
                                     .count()
                             == 1);
             assertThat(timer.count()).isEqualTo(1);
             second.ack(second.next(), List.of());
-            await().atMost(Duration.ofSeconds(10)).until(() -> timer.count() == 2);
+            await().atMost(Duration.ofSeconds(30)).until(() -> timer.count() == 2);
         }
     }
 
@@ -186,7 +186,7 @@ class AdsDrainTest {
                     .isZero();
             double before = acks();
             quiet.ack(unanswered, List.of());
-            await().atMost(Duration.ofSeconds(10)).until(() -> acks() > before);
+            await().atMost(Duration.ofSeconds(30)).until(() -> acks() > before);
             assertThat(server.query(() -> server.engine().refreshStale(later))).isZero();
         }
     }

@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class AdsClient implements AutoCloseable {
 
-    static final long TIMEOUT_SECONDS = 10;
+    static final long TIMEOUT_SECONDS = 30;
 
     private final ManagedChannel channel;
     private final Node node;

@@ -144,7 +144,7 @@ class AdsDeltaTest {
         subscribeAndAck(c, XdsType.ENDPOINT, SHOP_CLUSTER, ORDERS_CLUSTER);
 
         c.delta(XdsType.ENDPOINT, List.of(), List.of(SHOP_CLUSTER), Map.of());
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(Duration.ofSeconds(30))
                 .until(() -> bed.server
                                 .debugView()
                                 .client("grpc-1")
@@ -169,7 +169,7 @@ class AdsDeltaTest {
 
         c.deltaNack(rejected, "unsupported field in a test");
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "eds") == 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "eds") == 1);
         AdsClientView.TypeStatus eds =
                 bed.server.debugView().client("grpc-1").types().get("eds");
         assertThat(eds.status()).isEqualTo("STALE");
@@ -188,7 +188,7 @@ class AdsDeltaTest {
         AdsClient c = bed.client("grpc-1").openDelta();
         DeltaDiscoveryResponse r = subscribeAndAck(c, XdsType.ENDPOINT, SHOP_CLUSTER);
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             AdsClientView client = bed.server.debugView().client("grpc-1");
             assertThat(client.protocol()).isEqualTo("delta");
             AdsClientView.TypeStatus eds = client.types().get("eds");
@@ -204,7 +204,7 @@ class AdsDeltaTest {
         Map<String, String> clusters = versions(subscribeAndAck(c, XdsType.CLUSTER));
         Map<String, String> endpoints = versions(subscribeAndAck(c, XdsType.ENDPOINT, SHOP_CLUSTER, ORDERS_CLUSTER));
         c.closeStreams();
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(Duration.ofSeconds(30))
                 .until(() -> bed.server.debugView().clients().isEmpty());
         bed.send(shop("10.0.0.2")); // changes while the client is away
 
@@ -216,7 +216,7 @@ class AdsDeltaTest {
         assertThat(first.getTypeUrl()).isEqualTo(XdsType.ENDPOINT.typeUrl());
         assertThat(first.getResourcesList()).extracting(Resource::getName).containsExactly(SHOP_CLUSTER);
         c.deltaAck(first);
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(Duration.ofSeconds(30))
                 .untilAsserted(() -> assertThat(bed.server
                                 .debugView()
                                 .client("envoy-1")
@@ -237,7 +237,7 @@ class AdsDeltaTest {
         AdsClient c = bed.client("envoy-1").openDelta();
         Map<String, String> clusters = versions(subscribeAndAck(c, XdsType.CLUSTER));
         c.closeStreams();
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(Duration.ofSeconds(30))
                 .until(() -> bed.server.debugView().clients().isEmpty());
         bed.send(new ServiceRemoval(orders().key()));
 

@@ -204,7 +204,7 @@ class AdsSotwTest {
 
         c.nack(rejected, accepted.getVersionInfo(), "endpoint 10.0.0.2 refused by a test", SHOP_CLUSTER);
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "eds") == 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "eds") == 1);
         AdsClientView.TypeStatus eds =
                 bed.server.debugView().client("grpc-1").types().get("eds");
         assertThat(eds.status()).isEqualTo("STALE");
@@ -231,7 +231,7 @@ class AdsSotwTest {
         // answers the first response (stale) while asking for more: ignored
         c.request(XdsType.ENDPOINT, first.getVersionInfo(), first.getNonce(), List.of(SHOP_CLUSTER, ORDERS_CLUSTER));
         c.ack(second, SHOP_CLUSTER);
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             AdsClientView.TypeStatus eds =
                     bed.server.debugView().client("grpc-1").types().get("eds");
             assertThat(eds.status()).isEqualTo("SYNCED");
@@ -252,13 +252,13 @@ class AdsSotwTest {
         DiscoveryResponse cds = subscribeAndAck(c, XdsType.CLUSTER);
         DiscoveryResponse eds = subscribeAndAck(c, XdsType.ENDPOINT, SHOP_CLUSTER, ORDERS_CLUSTER);
         c.closeStreams();
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(Duration.ofSeconds(30))
                 .until(() -> bed.server.debugView().clients().isEmpty());
 
         c.openSotw();
         c.request(XdsType.CLUSTER, cds.getVersionInfo(), "", List.of());
         c.request(XdsType.ENDPOINT, eds.getVersionInfo(), "", List.of(SHOP_CLUSTER, ORDERS_CLUSTER));
-        await().atMost(Duration.ofSeconds(10)).until(() -> {
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
             AdsClientView client = bed.server.debugView().client("envoy-1");
             return client != null && client.types().size() == 2;
         });
@@ -278,7 +278,7 @@ class AdsSotwTest {
         AdsClient c = bed.client("envoy-1").openSotw();
         DiscoveryResponse eds = subscribeAndAck(c, XdsType.ENDPOINT, SHOP_CLUSTER, ORDERS_CLUSTER);
         c.closeStreams();
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(Duration.ofSeconds(30))
                 .until(() -> bed.server.debugView().clients().isEmpty());
         bed.send(shop("10.0.0.2"));
 
@@ -315,7 +315,7 @@ class AdsSotwTest {
         DiscoveryResponse cds = subscribeAndAck(c, XdsType.CLUSTER);
         c.subscribe(XdsType.ENDPOINT, "outbound|1||missing.dubbo");
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             XdsDebugView view = bed.server.debugView();
             AdsClientView client = view.client("grpc-1");
             assertThat(client).isNotNull();
@@ -362,7 +362,7 @@ class AdsSotwTest {
                 });
 
         cds.onNext(DiscoveryRequest.newBuilder().build()); // per-type services may leave the type URL out
-        DiscoveryResponse r = responses.poll(10, TimeUnit.SECONDS);
+        DiscoveryResponse r = responses.poll(30, TimeUnit.SECONDS);
         assertThat(r).isNotNull();
         assertThat(names(r)).containsExactly(SHOP_CLUSTER);
         assertThat(Cluster.parseFrom(r.getResources(0).getValue()).getName()).isEqualTo(SHOP_CLUSTER);
@@ -370,7 +370,7 @@ class AdsSotwTest {
         cds.onNext(DiscoveryRequest.newBuilder()
                 .setTypeUrl(XdsType.ENDPOINT.typeUrl())
                 .build());
-        await().atMost(Duration.ofSeconds(10)).until(() -> error.get() != null);
+        await().atMost(Duration.ofSeconds(30)).until(() -> error.get() != null);
         assertThat(Status.fromThrowable(error.get()).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     }
 

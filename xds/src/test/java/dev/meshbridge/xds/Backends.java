@@ -105,7 +105,7 @@ final class Backends implements AutoCloseable {
     /** One real RPC; returns the name of the backend that answered. */
     static String who(ManagedChannel channel) {
         return ClientCalls.blockingUnaryCall(
-                channel, WHO, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "who");
+                channel, WHO, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), "who");
     }
 
     @Override

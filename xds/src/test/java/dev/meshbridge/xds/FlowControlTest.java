@@ -73,7 +73,7 @@ class FlowControlTest {
                     .setTypeUrl(XdsType.ENDPOINT.typeUrl())
                     .addResourceNames(AdsSotwTest.SHOP_CLUSTER)
                     .build());
-            assertThat(received.poll(10, TimeUnit.SECONDS)).isNotNull();
+            assertThat(received.poll(30, TimeUnit.SECONDS)).isNotNull();
 
             // one change at a time, each pushed, until the transport stops taking more (the client does not read)
             int round = 0;
@@ -101,7 +101,7 @@ class FlowControlTest {
 
             requests[0].request(Integer.MAX_VALUE);
             String latest = "10.7." + round / 250 + "." + round % 250 + ":50051";
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 DiscoveryResponse last = received.peekLast();
                 assertThat(EnvoyTranslatorTest.endpoints(AdsSotwTest.cla(last.getResources(0))))
                         .contains(latest);

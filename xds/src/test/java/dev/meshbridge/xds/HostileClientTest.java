@@ -165,7 +165,7 @@ class HostileClientTest {
             streams.add(sotw);
             int held = 900 * Math.min(k + 1, 2);
             // the first two hold their 900 names each (EDS names nobody serves get no answer in SotW)
-            await().atMost(Duration.ofSeconds(10)).until(() -> bed.gauge("meshbridge.xds.subscribed.names") == held);
+            await().atMost(Duration.ofSeconds(30)).until(() -> bed.gauge("meshbridge.xds.subscribed.names") == held);
         }
 
         Status status = streams.get(2).awaitError();
@@ -231,7 +231,7 @@ class HostileClientTest {
         Status status = sotw.awaitError();
         assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         assertThat(status.getDescription()).contains("65536");
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(Duration.ofSeconds(30))
                 .until(() -> bed.counter("meshbridge.xds.limits", "limit", "maxInboundMessageSize") == 1);
         assertGoodClientServed("message size limit");
     }
@@ -356,7 +356,7 @@ class HostileClientTest {
                 .until(() -> idle.stream().allMatch(c -> c.getState(false) == ConnectivityState.READY));
         await().atMost(Duration.ofSeconds(20))
                 .until(() -> idle.stream().noneMatch(c -> c.getState(false) == ConnectivityState.READY));
-        await().atMost(Duration.ofSeconds(10)).until(() -> bed.gauge("meshbridge.xds.connections") == 0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> bed.gauge("meshbridge.xds.connections") == 0);
 
         assertGoodClientServed("2,000 idle connections");
         assertHeapBack("2,000 idle connections", before);
@@ -453,7 +453,7 @@ class HostileClientTest {
             awaitServerIdle();
             ch.shutdownNow();
             awaitServerIdle();
-            await().atMost(Duration.ofSeconds(10)).until(() -> bed.gauge("meshbridge.xds.streams") == 0);
+            await().atMost(Duration.ofSeconds(30)).until(() -> bed.gauge("meshbridge.xds.streams") == 0);
         } finally {
             System.setErr(original);
         }
@@ -619,8 +619,8 @@ class HostileClientTest {
         @SuppressWarnings("unchecked")
         R next() {
             try {
-                Object o = received.poll(10, TimeUnit.SECONDS);
-                if (o == null) throw new AssertionError("no response within 10 s");
+                Object o = received.poll(30, TimeUnit.SECONDS);
+                if (o == null) throw new AssertionError("no response within 30 s");
                 if (o instanceof Throwable t) throw new AssertionError("stream failed: " + t, t);
                 return (R) o;
             } catch (InterruptedException e) {

@@ -85,7 +85,7 @@ class XdsServerTest {
             c.subscribe(XdsType.CLUSTER);
             DiscoveryResponse r = c.next();
             c.nack(r, "", "bad cluster");
-            await().atMost(Duration.ofSeconds(10)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "cds") == 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> bed.counter("meshbridge.xds.nacks", "type", "cds") == 1);
 
             JsonNode json =
                     new ObjectMapper().valueToTree(bed.server.debugSource().debug(Map.of()));
@@ -131,7 +131,7 @@ class XdsServerTest {
                             Upserts.springInstance("10.0.0.2", 8080).build())));
             assertThat(EnvoyTranslatorTest.endpoints(AdsSotwTest.cla(c.next().getResources(0))))
                     .containsExactly("10.0.0.1:8080", "10.0.0.2:8080");
-            await().atMost(Duration.ofSeconds(10))
+            await().atMost(Duration.ofSeconds(30))
                     .until(() -> bed.server.debugView().skipped().isEmpty());
             assertThat(bed.gauge("meshbridge.xds.skipped.current")).isZero();
         }
@@ -144,7 +144,7 @@ class XdsServerTest {
             try (XdsServer late = new XdsServer(XdsOptions.loopbackEphemeral(), new SimpleMeterRegistry())) {
                 late.start();
                 bed.catalog.aggregator().subscribe(late).join();
-                await().atMost(Duration.ofSeconds(10))
+                await().atMost(Duration.ofSeconds(30))
                         .until(() ->
                                 late.servedSequence() == bed.catalog.snapshot().sequence());
 

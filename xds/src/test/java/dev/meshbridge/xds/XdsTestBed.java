@@ -45,7 +45,7 @@ final class XdsTestBed implements AutoCloseable {
 
     /** Sends events to the catalog and waits until the server has applied the resulting snapshot. */
     void send(RegistryEvent... events) {
-        send(Duration.ofSeconds(10), events);
+        send(Duration.ofSeconds(30), events);
     }
 
     /** {@link #send(RegistryEvent...)} for a large change, waiting up to {@code atMost}. */
