@@ -32,14 +32,22 @@ import org.slf4j.LoggerFactory;
  * The whole bridge over a real ZooKeeper that restarts, seen by grpc-java: an ADS stream recording every endpoint and
  * cluster the xDS server takes away ({@link EndpointStream}) and grpc-java's own xDS client making calls throughout.
  * The applications are real registering clients (Dubbo's own {@code ZookeeperRegistry}, curator x-discovery for Dubbo
- * 3 applications and Spring Cloud) behind a proxy, with 2 s sessions, so a restart costs them their sessions and they
+ * 3 applications and Spring Cloud) behind a proxy, with 10 s sessions, so a restart costs them their sessions and they
  * register again seconds later. The watchers' time is a {@link JumpTicker}, so the warm-up ends when the test says.
+ *
+ * <p>Both run in real time as well, so nothing here may depend on the machine's pace: with 2 s sessions a loaded
+ * machine (load average 15 on 2 cores) expired an application's session before the restart, and the instance really
+ * left the registry (curator x-discovery even failed to register it again); and the warm-up the restart test relies
+ * on is set longer than any test run, so that it ends at the test's jump and not on the wall clock.
  */
 class ZookeeperRestartEndToEndTest {
 
     private static final Logger log = LoggerFactory.getLogger(ZookeeperRestartEndToEndTest.class);
     private static final Map<String, RegistryWatcherProvider> PROVIDERS = RegistriesConfig.loadProviders();
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    /** The applications' ZooKeeper sessions: short enough for a restart to expire them, longer than a stall under load. */
+    private static final Duration APP_SESSION = Duration.ofSeconds(10);
+
     private static final String GREETER = ProxylessZookeeperScenarios.GREETER;
     private static final String SHOP = ProxylessZookeeperScenarios.SHOP;
     private static final String ORDERS = ProxylessZookeeperScenarios.ORDERS;
@@ -73,8 +81,8 @@ class ZookeeperRestartEndToEndTest {
     private void startRegistry() throws Exception {
         zk = closeLater(new ZkServer());
         appsProxy = closeLater(new TcpProxy(zk.port()));
-        ZookeeperApps apps = closeLater(
-                new ZookeeperApps("127.0.0.1:" + appsProxy.port(), Duration.ofSeconds(2), Duration.ofMillis(1500)));
+        ZookeeperApps apps =
+                closeLater(new ZookeeperApps("127.0.0.1:" + appsProxy.port(), APP_SESSION, Duration.ofMillis(1500)));
         apps.registerDubboInterface("org.demo.Greeter", "greeter", backend("greeter-1"), Map.of());
         apps.registerDubbo("shop", backend("shop-1"));
         apps.registerDubbo("shop", backend("shop-2"));
@@ -150,6 +158,12 @@ class ZookeeperRestartEndToEndTest {
         startBridge(registryFields);
         GrpcJavaClient client = closeLater(new GrpcJavaClient(bridge.xdsPort()));
         EndpointStream stream = streamWithEverything();
+        // grpc-java resolves a host through xDS on its channel's first call, and that call waits for it; on a loaded
+        // machine that wait outlasted the 5 s deadline once. Every host answers once before the counted traffic.
+        for (String host : List.of(GREETER, SHOP, ORDERS)) {
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> client.call(host, 1).answered() == 1);
+        }
         stream.mark();
         client.startTraffic(List.of(GREETER, SHOP, ORDERS));
         ProxylessClient.Calls calls;
@@ -171,7 +185,7 @@ class ZookeeperRestartEndToEndTest {
 
             // the warm-up ends with a full read of ZooKeeper
             long beforeFullRead = status().syncCount();
-            ticker.jump(Duration.ofSeconds(41));
+            ticker.jump(status().warmUp().plusSeconds(1));
             if (status().warmUp() != null && !status().warmUp().isZero()) {
                 await().atMost(WAIT).until(() -> status().syncCount() > beforeFullRead);
             }
@@ -194,7 +208,8 @@ class ZookeeperRestartEndToEndTest {
 
     @Test
     void restartWithItsData_applicationsReregisteringLate_noEndpointLeavesTheXdsStream_noCallFails() throws Exception {
-        List<List<String>> seen = restartWhileApplicationsReregisterLate();
+        // the default warm-up (session timeout + 30 s) runs on the wall clock too: longer here, to end at the jump
+        List<List<String>> seen = restartWhileApplicationsReregisterLate("warmUp: 10m");
         assertThat(seen.get(0)).as("endpoints and clusters the xDS stream lost").isEmpty();
         assertThat(seen.get(1)).as("calls that failed").isEmpty();
     }
@@ -271,11 +286,12 @@ class ZookeeperRestartEndToEndTest {
      * The registry and the bridge, with one more Dubbo interface with a single provider registered directly (no proxy)
      * by Dubbo's own registry, in {@link #oneMore}.
      */
-    private ZookeeperApps startWithOneMoreProvider(String iface, String application) throws Exception {
+    private ZookeeperApps startWithOneMoreProvider(String iface, String application, String... registryFields)
+            throws Exception {
         startRegistry();
         ZookeeperApps apps = closeLater(new ZookeeperApps(zk));
         oneMore = apps.registerDubboInterface(iface, application, backend(application + "-1"), Map.of());
-        startBridge();
+        startBridge(registryFields);
         return apps;
     }
 
@@ -294,7 +310,11 @@ class ZookeeperRestartEndToEndTest {
      */
     @Test
     void aSingleDubboProviderReregistered13TimesWithinMilliseconds_neverLeavesTheXdsStream() throws Exception {
-        ZookeeperApps apps = startWithOneMoreProvider("org.demo.Flappy", "flappy");
+        // the re-registration window runs on the wall clock too: a gap of 100 ms took longer than the default 500 ms
+        // on a loaded machine, so the window here is longer than any gap can get, and the test jumps past it
+        Duration window = Duration.ofSeconds(30);
+        ZookeeperApps apps = startWithOneMoreProvider(
+                "org.demo.Flappy", "flappy", "reregistrationWindow: " + window.toSeconds() + "s");
         ZookeeperApps.DubboProvider flappy = oneMore;
         EndpointStream stream = streamWithOneMore("org.demo.flappy.dubbo");
 
@@ -323,7 +343,7 @@ class ZookeeperRestartEndToEndTest {
         }
         // past the re-registration window anything that was going to leave has left; a second provider registered
         // after that reaches the stream behind it (one owner thread, one stream)
-        ticker.jump(Duration.ofSeconds(1));
+        ticker.jump(window.plusSeconds(1));
         apps.registerDubboInterface("org.demo.Flappy", "flappy", backend("flappy-2"), Map.of());
         await().atMost(WAIT)
                 .until(() -> stream.endpointsOf("org.demo.flappy.dubbo").size() == 2);
