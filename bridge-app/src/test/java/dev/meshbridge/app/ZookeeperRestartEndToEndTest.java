@@ -45,7 +45,7 @@ class ZookeeperRestartEndToEndTest {
     private static final Logger log = LoggerFactory.getLogger(ZookeeperRestartEndToEndTest.class);
     private static final Map<String, RegistryWatcherProvider> PROVIDERS = RegistriesConfig.loadProviders();
     private static final Duration WAIT = Duration.ofSeconds(60);
-    /** The applications' ZooKeeper sessions: short enough for a restart to expire them, longer than a stall under load. */
+    /** The applications' ZooKeeper sessions: short enough for a restart to expire them, longer than a stall. */
     private static final Duration APP_SESSION = Duration.ofSeconds(10);
 
     private static final String GREETER = ProxylessZookeeperScenarios.GREETER;
