@@ -69,7 +69,7 @@ class BridgeTest {
                     addresses: [x]
                     services: [orders, users]
                 """));
-        await().atMost(Duration.ofSeconds(10)).until(() -> get("/ready").statusCode() == 200);
+        await().atMost(Duration.ofSeconds(60)).until(() -> get("/ready").statusCode() == 200);
         assertThat(get("/ready").body()).contains("\"ready\" : true").contains("\"services\" : 2");
         assertThat(get("/healthz").body()).contains("\"name\" : \"one\"").contains("\"state\" : \"UP\"");
 
@@ -133,8 +133,8 @@ class BridgeTest {
                     ip: 10.0.0.2
                     services: [orders]
                 """));
-        await().atMost(Duration.ofSeconds(10)).until(() -> get("/ready").statusCode() == 200);
-        await().atMost(Duration.ofSeconds(10))
+        await().atMost(Duration.ofSeconds(60)).until(() -> get("/ready").statusCode() == 200);
+        await().atMost(Duration.ofSeconds(60))
                 .until(() -> get("/metrics").body().contains("meshbridge_catalog_shared_hosts 1.0"));
 
         String shared = get("/debug/catalog?shared=true").body();
@@ -187,7 +187,7 @@ class BridgeTest {
                     sync: false
                     syncTimeout: 200ms
                 """));
-        await().atMost(Duration.ofSeconds(10)).until(() -> get("/ready").statusCode() == 200);
+        await().atMost(Duration.ofSeconds(60)).until(() -> get("/ready").statusCode() == 200);
     }
 
     @Test
@@ -314,7 +314,7 @@ class BridgeTest {
                     addresses: [x]
                     services: [a]
                 """));
-        await().atMost(Duration.ofSeconds(10)).until(() -> get("/ready").statusCode() == 200);
+        await().atMost(Duration.ofSeconds(60)).until(() -> get("/ready").statusCode() == 200);
 
         // the edit restarts the watcher; the new one does not sync (yet): the old state is still served
         rewrite(config("""

@@ -142,7 +142,7 @@ final class GrpcJavaClient implements ProxylessClient {
         Calls stop() {
             running = false;
             try {
-                assertThat(thread.join(Duration.ofSeconds(10)))
+                assertThat(thread.join(Duration.ofSeconds(30)))
                         .as("traffic stopped")
                         .isTrue();
             } catch (InterruptedException e) {

@@ -123,7 +123,7 @@ class KubernetesSecretCredentialsTest {
                 .authorization(List.of(new AuthInfo("digest", "owner:o".getBytes(StandardCharsets.UTF_8))))
                 .build());
         owner.start();
-        assertThat(owner.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(owner.blockUntilConnected(60, TimeUnit.SECONDS)).isTrue();
         register(owner, "10.0.12.1", FIRST);
         putSecret(Map.of("password", FIRST));
         // the bridge reaches ZooKeeper through a proxy the test cuts to end the bridge's session

@@ -69,7 +69,7 @@ class RegistryRenameTest {
                                 .map(r -> r.config().name())
                                 .toList()
                                 .equals(List.of("zk-b")));
-                await().atMost(Duration.ofSeconds(10))
+                await().atMost(Duration.ofSeconds(60))
                         .until(() -> bridge.aggregator().current().services().get("org.demo.orders.dubbo") != null
                                 && bridge.aggregator()
                                         .current()

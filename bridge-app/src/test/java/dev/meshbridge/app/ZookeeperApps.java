@@ -75,7 +75,7 @@ final class ZookeeperApps implements AutoCloseable {
 
     private static CuratorFramework started(CuratorFramework c) throws InterruptedException {
         c.start();
-        if (!c.blockUntilConnected(10, TimeUnit.SECONDS)) throw new IllegalStateException("no ZooKeeper");
+        if (!c.blockUntilConnected(60, TimeUnit.SECONDS)) throw new IllegalStateException("no ZooKeeper");
         return c;
     }
 
