@@ -32,8 +32,9 @@ public final class Flaps {
      */
     public static void awaitWhilePartial(boolean protectedRestart, Supplier<List<RegistryEvent>> events, int mark) {
         if (protectedRestart) {
+            // what left stays in the events, so a longer bound only gives a loaded machine time to look for a second
             await().during(Duration.ofSeconds(1))
-                    .atMost(Duration.ofSeconds(5))
+                    .atMost(Duration.ofSeconds(30))
                     .until(() -> since(events.get(), mark).isEmpty());
         } else {
             await().atMost(TestCatalog.TIMEOUT)
