@@ -43,7 +43,7 @@ class NacosRestartTest {
      * @return what the watcher sent that took away something served before the restart
      */
     private static List<String> restart(NacosTestServer.Version version, String... fields) throws Exception {
-        boolean protectedRestart = fields.length == 0;
+        boolean protectedRestart = !List.of(fields).contains("warmUp: 0s");
         List<AutoCloseable> closing = new ArrayList<>();
         try (NacosTestServer server = NacosTestServer.builder()
                         .version(version)
@@ -113,7 +113,7 @@ class NacosRestartTest {
 
             // the warm-up ends with a full read
             int syncs = events.events(RegistrySynced.class).size();
-            ticker.jump(NacosWatcher.DEFAULT_WARM_UP.plusSeconds(1));
+            ticker.jump(config.removals().warmUpOr(NacosWatcher.DEFAULT_WARM_UP).plusSeconds(1));
             if (!config.removals().warmUpOr(Duration.ofSeconds(1)).isZero()) {
                 await().atMost(TestCatalog.TIMEOUT)
                         .until(() -> events.events(RegistrySynced.class).size() > syncs);
@@ -155,7 +155,10 @@ class NacosRestartTest {
     @EnumSource(NacosTestServer.Version.class)
     void restartWithPartialState_clientsReregisteringOverSeconds_nothingLeavesTheCatalog(
             NacosTestServer.Version version) throws Exception {
-        assertThat(restart(version)).isEmpty();
+        // the JumpTicker also runs on the wall clock: the default 30 s warm-up could end on its own before the clients
+        // were back on a loaded machine (about 5 s of it are used on an idle one), so the warm-up here is longer than
+        // any run and ends at the test's jump
+        assertThat(restart(version, "warmUp: 10m")).isEmpty();
     }
 
     /** The same restart without the warm-up and the re-registration window: what the catalog went through before. */
