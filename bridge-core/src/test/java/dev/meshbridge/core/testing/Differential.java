@@ -290,7 +290,8 @@ public final class Differential {
                         }
                         last.set(0, compare(truth, snapshot, view, routableOnly));
                         return last.get(0).isEmpty()
-                                || System.nanoTime() - changedAt[0] > settle.plus(LOADED_MACHINE).toNanos();
+                                || System.nanoTime() - changedAt[0]
+                                        > settle.plus(LOADED_MACHINE).toNanos();
                     });
         } catch (org.awaitility.core.ConditionTimeoutException e) {
             // the disagreements of the last comparison are the answer
