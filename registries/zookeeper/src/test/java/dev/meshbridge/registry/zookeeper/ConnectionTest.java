@@ -138,8 +138,8 @@ class ConnectionTest {
     void sessionExpiredWhileCut_newSessionResyncsEverything() throws Exception {
         dubbo.register(provider("dubbo", "10.0.8.1:20880", "org.demo.Long", ""));
         try (TcpProxy proxy = new TcpProxy(zk.port());
-                // 4 s: a 1 s session (its client gives up on a silent connection after 2/3 of it) expired on its own on a
-                // loaded machine before the cut, and the sync of that new session was taken for the resync after it
+                // 4 s: a 1 s session (its client gives up on a silent connection after 2/3 of it) expired by itself
+                // on a loaded machine before the cut, and the sync of that new session passed for the later resync
                 WatcherHarness h = WatcherHarness.start(proxy.address(), "sessionTimeout: 4s")) {
             h.awaitService("org.demo.long.dubbo", s -> true);
             h.awaitSyncs(1);
