@@ -207,12 +207,15 @@ final class Bench {
         try {
             log("%s: cold ingest of %,d x %d through the SPI", side.name, load.services(), load.instances());
             var complete = target.expect(load.services(), load.endpoints());
+            IngestWatch watch = new IngestWatch();
             long start = System.nanoTime();
             for (ServiceUpsert u : upserts) target.aggregator().accept(u);
             long done = complete.get(limit(side), TimeUnit.MILLISECONDS);
             side.ingestMillis = TimeUnit.NANOSECONDS.toMillis(done - start);
             target.awaitServed(target.last().sequence(), limit(side));
             side.servedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            side.ingestConditions = watch.stop();
+            log("%s: cold ingest conditions: %s", side.name, side.ingestConditions.describe());
             target.catalogReady();
             upserts.clear();
             side.retainedBytes = Heap.usedAfterGc() - heap0;
@@ -688,6 +691,7 @@ final class Bench {
                     RegistriesConfig.loadProviders().get(config.type()).create(config, context)) {
                 log("%s: the ZooKeeper watcher reads %,d providers", side.name, endpoints);
                 var complete = target.expect(catalog.services(), endpoints);
+                IngestWatch watch = new IngestWatch();
                 long start = System.nanoTime();
                 watcher.start();
                 long done;
@@ -701,6 +705,8 @@ final class Bench {
                 }
                 side.zkIngestMillis = TimeUnit.NANOSECONDS.toMillis(done - start);
                 side.zkServedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                side.zkIngestConditions = watch.stop();
+                log("%s: ZooKeeper ingest conditions: %s", side.name, side.zkIngestConditions.describe());
                 target.catalogReady();
                 side.zkRetainedBytes = Heap.usedAfterGc() - heap0;
                 log(
