@@ -221,16 +221,17 @@ final class Figures {
                 bridge.millis() < 0 ? Verdict.NOT_MEASURED : verdict(bridge.met()));
         if (bridge.millis() >= 0 && !bridge.met()) out.note(String.format(missNote, ingest(bridge, BRIDGE_SERVED)));
         if (bridge.conditions() != null) {
-            // at this size an ingest is bound by garbage collection, whose pauses stretch with the machine's load:
-            // the same code measured 28 to 42 s at 8 GB with the machine loaded 15 to 20 (bench/README.md)
+            // at this size an ingest is tens of seconds of CPU and GC, so it stretches with the machine's load: the
+            // same code served 1M endpoints after 28 to 66 s at 8 GB with the machine loaded 6 to 21, and the
+            // baseline's young pauses summed to 12.7 s in one run and 28.0 s in the next (bench/README.md)
             out.note("While it ran (start to served): the bridge: "
                     + bridge.conditions().describe()
                     + (baseline.conditions() == null
                             ? ""
                             : "; the baseline: " + baseline.conditions().describe())
-                    + ". A cold ingest at this size is bound by garbage collection: its pauses stop every thread"
-                    + " while the collector's workers share the cores with whatever else runs, so compare ingest"
-                    + " figures only at a like load and GC time.");
+                    + ". A cold ingest at this size is tens of seconds of CPU on the servers' threads and the"
+                    + " collector's (whose pauses stop every thread), on cores shared with whatever else runs: compare"
+                    + " ingest figures only at a like load, CPU and GC time.");
         }
     }
 
