@@ -5,7 +5,7 @@ import java.util.Locale;
 
 /**
  * What the machine and this JVM did while a cold ingest ran, so that an ingest figure can be read against its
- * conditions: at 1,000,000 endpoints a cold ingest is some 20 s of CPU (translation on the xDS and MCP threads, and the
+ * conditions: at 1,000,000 endpoints a cold ingest is some 40 s of CPU (translation on the xDS and MCP threads, and the
  * young collections that copy the catalog being built, every thread stopped meanwhile), so on 2 shared cores the same
  * code measures far slower when other work runs.
  */
