@@ -497,10 +497,10 @@ final class Figures {
     /** The bridge side of the probe changes (change to handed to gRPC at every stream), where measured. */
     private String handoff(Side.Window w) {
         if (!w.report.containsKey("bridge.probeHandoff.p99")) return "";
-        return " **Bridge side, an upper bound** (a probe change from just before the aggregator's accept until the"
-                + " xDS thread had applied the snapshot holding it and then run everything queued on it, which includes"
-                + " handing the response to gRPC for every stream but also whatever ACKs and snapshots were queued; not"
-                + " the socket writes, not the clients): p50 "
+        return " **Bridge side** (a probe change from just before the aggregator's accept until the xDS thread had"
+                + " applied the snapshot holding it and run the push that queued, handing the response to gRPC for every"
+                + " stream, with whatever ACKs were queued before; taken from callbacks, no polling; not the socket"
+                + " writes, not the clients): p50 "
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p50")) + ", p99 "
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p99")) + " over "
                 + fmt("%.0f", num(w.report, "bridge.probeHandoff.count")) + " probe changes.";
