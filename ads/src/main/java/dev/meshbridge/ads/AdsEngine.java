@@ -104,10 +104,10 @@ public final class AdsEngine {
      * change sent to many streams is wrapped once, not once per stream; emptied at the end of every flush, and never
      * more than {@link #MAX_SHARED_WRAPPERS} (past that, a wrapper is made per response as before).
      */
-    private final java.util.IdentityHashMap<Resource, io.envoyproxy.envoy.service.discovery.v3.Resource> wrappers =
-            new java.util.IdentityHashMap<>();
+    private final PerFlush<io.envoyproxy.envoy.service.discovery.v3.Resource> wrappers =
+            new PerFlush<>(Resource::delta);
     /** The same for SotW: a resource's {@code Any}, made from its held bytes once per flush, not once per stream. */
-    private final java.util.IdentityHashMap<Resource, com.google.protobuf.Any> anys = new java.util.IdentityHashMap<>();
+    private final PerFlush<com.google.protobuf.Any> anys = new PerFlush<>(Resource::any);
 
     static final int MAX_SHARED_WRAPPERS = 4096;
     private final Propagation propagation;
@@ -992,20 +992,34 @@ public final class AdsEngine {
 
     /** A resource's Delta wrapper, shared by every response of the current flush that carries this version. */
     private io.envoyproxy.envoy.service.discovery.v3.Resource deltaOf(Resource r) {
-        io.envoyproxy.envoy.service.discovery.v3.Resource w = wrappers.get(r);
-        if (w != null) return w;
-        w = r.delta();
-        if (wrappers.size() < MAX_SHARED_WRAPPERS) wrappers.put(r, w);
-        return w;
+        return wrappers.of(r);
     }
 
     /** A resource's {@code Any}, shared by every SotW response of the current flush that carries this version. */
     private com.google.protobuf.Any anyOf(Resource r) {
-        com.google.protobuf.Any a = anys.get(r);
-        if (a != null) return a;
-        a = r.any();
-        if (anys.size() < MAX_SHARED_WRAPPERS) anys.put(r, a);
-        return a;
+        return anys.of(r);
+    }
+
+    /** What one flush made from a resource version, made once and shared by every stream; at most the cap. */
+    private static final class PerFlush<V> {
+        private final java.util.IdentityHashMap<Resource, V> made = new java.util.IdentityHashMap<>();
+        private final java.util.function.Function<Resource, V> make;
+
+        PerFlush(java.util.function.Function<Resource, V> make) {
+            this.make = make;
+        }
+
+        V of(Resource r) {
+            V v = made.get(r);
+            if (v != null) return v;
+            v = make.apply(r);
+            if (made.size() < MAX_SHARED_WRAPPERS) made.put(r, v);
+            return v;
+        }
+
+        void clear() {
+            made.clear();
+        }
     }
 
     /** Marks the entries in {@link #done} as sent and takes them off the pending set. */
