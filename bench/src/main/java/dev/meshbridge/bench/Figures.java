@@ -123,7 +123,8 @@ final class Figures {
         if (g == null || g.samples() < 20) return "";
         double scan = g.inclusiveShare("ads.AdsEngine.changed");
         double send = g.inclusiveShare("ads.AdsEngine.flushDirty");
-        double acks = g.inclusiveShare("ads.AdsEngine.onDeltaRequest") + g.inclusiveShare("ads.AdsEngine.onSotwRequest");
+        double acks =
+                g.inclusiveShare("ads.AdsEngine.onDeltaRequest") + g.inclusiveShare("ads.AdsEngine.onSotwRequest");
         String out = fmt(
                 " The xDS thread used %.0f ms of CPU in the window and the gRPC transport threads %.0f ms; of the xDS"
                         + " thread's JFR samples, %.0f%% are in `AdsEngine.changed`, %.0f%% in `AdsEngine.flushDirty`"
