@@ -121,20 +121,21 @@ final class Figures {
     private static String xdsThread(Side.Window w) {
         JfrProfile.Group g = JfrProfile.group(w.profile, "xds");
         if (g == null || g.samples() < 20) return "";
-        double scan = g.inclusiveShare("xds.XdsCore.changed");
-        double send = g.inclusiveShare("xds.XdsStream.send");
-        double acks = g.inclusiveShare("xds.XdsCore.onDeltaRequest") + g.inclusiveShare("xds.XdsCore.onSotwRequest");
+        double scan = g.inclusiveShare("ads.AdsEngine.changed");
+        double send = g.inclusiveShare("ads.AdsEngine.flushDirty");
+        double acks =
+                g.inclusiveShare("ads.AdsEngine.onDeltaRequest") + g.inclusiveShare("ads.AdsEngine.onSotwRequest");
         String out = fmt(
                 " The xDS thread used %.0f ms of CPU in the window and the gRPC transport threads %.0f ms; of the xDS"
-                        + " thread's JFR samples, %.0f%% are in `XdsCore.changed`, %.0f%% in `XdsStream.send` (building"
-                        + " and serializing responses, handing frames to Netty) and %.0f%% handling ACKs.",
+                        + " thread's JFR samples, %.0f%% are in `AdsEngine.changed`, %.0f%% in `AdsEngine.flushDirty`"
+                        + " (building and serializing responses, handing frames to Netty) and %.0f%% handling ACKs.",
                 ThreadCost.sum(w.cost, "xds").cpu() / 1e6,
                 ThreadCost.sum(w.cost, "grpc-transport").cpu() / 1e6,
                 100 * scan,
                 100 * send,
                 100 * acks);
         if (scan >= 0.2) {
-            out += " `XdsCore.changed` marks a changed resource pending on each stream subscribed to it (found"
+            out += " `AdsEngine.changed` marks a changed resource pending on each stream subscribed to it (found"
                     + " through per-resource subscriber sets, so a change with one subscriber costs one visit), and"
                     + " the probe service's changes have every stream subscribed: their cost is O(streams) by nature,"
                     + " on the one thread that also sends every push and reads every ACK.";
@@ -510,10 +511,10 @@ final class Figures {
     /** The bridge side of the probe changes (change to handed to gRPC at every stream), where measured. */
     private String handoff(Side.Window w) {
         if (!w.report.containsKey("bridge.probeHandoff.p99")) return "";
-        return " **Bridge side, an upper bound** (a probe change from just before the aggregator's accept until the"
-                + " xDS thread had applied the snapshot holding it and then run everything queued on it, which includes"
-                + " handing the response to gRPC for every stream but also whatever ACKs and snapshots were queued; not"
-                + " the socket writes, not the clients): p50 "
+        return " **Bridge side** (a probe change from just before the aggregator's accept until the xDS thread had"
+                + " applied the snapshot holding it and run the push that queued, handing the response to gRPC for every"
+                + " stream, with whatever ACKs were queued before; taken from callbacks, no polling; not the socket"
+                + " writes, not the clients): p50 "
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p50")) + ", p99 "
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p99")) + " over "
                 + fmt("%.0f", num(w.report, "bridge.probeHandoff.count")) + " probe changes.";
