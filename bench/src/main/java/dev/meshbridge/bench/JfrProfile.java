@@ -36,7 +36,7 @@ final class JfrProfile implements AutoCloseable {
             List<Map.Entry<String, Long>> codeTop,
             Map<String, Long> inclusive) {
 
-        /** The share of this group's samples with the method (e.g. {@code xds.XdsCore.changed}) on the stack. */
+        /** The share of this group's samples with the method (e.g. {@code ads.AdsEngine.changed}) on the stack. */
         double inclusiveShare(String method) {
             return inclusive.getOrDefault(method, 0L) / (double) Math.max(1, samples);
         }

@@ -571,6 +571,7 @@ final class ResultsWriter {
             line("```");
             line("ingest.spi: first complete snapshot " + s.ingestMillis + " ms, served " + s.servedMillis
                     + " ms, retained " + s.retainedBytes + " B");
+            if (s.ingestConditions != null) line("ingest.spi.conditions: " + s.ingestConditions.describe());
             line("changeCost: " + s.warmUpChanges + " warm-up, " + s.changeCount + " measured, " + s.snapshots
                     + " snapshots, process CPU " + s.changeProcessCpu + " ns; per change "
                     + ThreadCost.describe(s.changeCost, Math.max(1, s.changeCount)) + "; in bursts of " + Bench.BURST
@@ -589,6 +590,7 @@ final class ResultsWriter {
             raw("big", s.big);
             line("zk.ingest: first complete snapshot " + s.zkIngestMillis + " ms, served " + s.zkServedMillis
                     + " ms, retained " + s.zkRetainedBytes + " B");
+            if (s.zkIngestConditions != null) line("zk.ingest.conditions: " + s.zkIngestConditions.describe());
             raw("zk", s.zk);
             if (!s.zkStages.isEmpty()) line("zk.stages: " + s.zkStages);
             line("```");

@@ -78,6 +78,8 @@ final class Side {
     long ingestMillis = -1;
     long servedMillis = -1;
     long retainedBytes = -1;
+    /** The machine's load, this JVM's CPU and its collections while the SPI ingest ran; null until measured. */
+    IngestWatch.Conditions ingestConditions;
 
     // one change at a time, no client
     int warmUpChanges;
@@ -117,6 +119,9 @@ final class Side {
     long zkIngestMillis = -1;
     long zkServedMillis = -1;
     long zkRetainedBytes = -1;
+    /** The same as {@link #ingestConditions}, for the ZooKeeper ingest. */
+    IngestWatch.Conditions zkIngestConditions;
+
     final Window zk = new Window();
     /** Where the ZooKeeper window's time went (see {@code Bench.zookeeperStages}). */
     final Map<String, String> zkStages = new LinkedHashMap<>();

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -72,11 +73,70 @@ abstract class Target implements AutoCloseable {
         for (String host : s.changed()) {
             MeshService service = s.service(host);
             if (service == null) continue;
-            int max = 0;
-            for (Endpoint e : service.endpoints()) {
-                for (int port : e.ports().values()) max = Math.max(max, ChangeIds.id(port));
-            }
+            int max = maxId(service);
             if (max > 0) traced.computeIfAbsent(host, h -> new IdLog()).offer(max, now);
+        }
+    }
+
+    /** The largest change id ({@link ChangeIds}) among a service's endpoints' ports; 0 when none carries one. */
+    static int maxId(MeshService service) {
+        int max = 0;
+        for (Endpoint e : service.endpoints()) {
+            for (int port : e.ports().values()) max = Math.max(max, ChangeIds.id(port));
+        }
+        return max;
+    }
+
+    /** Whether the snapshot holds change {@code id} of {@code host}, or a later one. */
+    static boolean carries(MeshSnapshot s, String host, int id) {
+        MeshService service = s == null ? null : s.service(host);
+        return service != null && maxId(service) >= id;
+    }
+
+    /** A change the harness waits for: {@code action} runs with the first snapshot that carries it. */
+    private record Watch(String host, int id, Consumer<MeshSnapshot> action) {}
+
+    /** The changes waited for; guarded by itself (the harness adds, the aggregator's thread takes). */
+    private final List<Watch> watches = new ArrayList<>();
+
+    /**
+     * Runs {@code action} once, with the first snapshot handed to the servers that carries change {@code id} of {@code
+     * host} (or a later one): on the aggregator's thread right after the servers were given it, or at once on the
+     * caller's thread when the last snapshot already carries it. A callback from the aggregator's own publication, so
+     * that a figure waiting for a change costs no polling on the cores it measures.
+     */
+    final void whenCarried(String host, int id, Consumer<MeshSnapshot> action) {
+        MeshSnapshot now;
+        synchronized (watches) {
+            // the listener sets the last snapshot before it looks here: one of the two sees the other
+            now = last.get();
+            if (!carries(now, host, id)) {
+                watches.add(new Watch(host, id, action));
+                return;
+            }
+        }
+        action.accept(now);
+    }
+
+    private void runWatches(MeshSnapshot s) {
+        List<Watch> due = null;
+        synchronized (watches) {
+            if (watches.isEmpty()) return;
+            for (java.util.Iterator<Watch> it = watches.iterator(); it.hasNext(); ) {
+                Watch w = it.next();
+                if (!carries(s, w.host(), w.id())) continue;
+                it.remove();
+                if (due == null) due = new ArrayList<>();
+                due.add(w);
+            }
+        }
+        if (due == null) return;
+        for (Watch w : due) {
+            try {
+                w.action().accept(s);
+            } catch (RuntimeException e) {
+                // a figure is lost, never the aggregator's listener
+            }
         }
     }
 
@@ -87,6 +147,7 @@ abstract class Target implements AutoCloseable {
                 .subscribe(s -> {
                     if (tracing) traceChanges(s, System.nanoTime());
                     last.set(s);
+                    runWatches(s);
                     Expectation e = expectation.get();
                     if (e != null && s.serviceCount() == e.services() && s.endpointCount() == e.endpoints()) {
                         e.reached().complete(System.nanoTime());

@@ -41,6 +41,12 @@ class BenchSmokeTest {
                 .satisfies(row -> assertThat(row)
                         .contains("one at a time, each alone (published by the aggregator's quiet-period timer): ")
                         .contains("back to back (each published at once, no pause): "));
+        // each cold ingest with what the machine and the JVM did meanwhile (GC, load, CPU), both sides
+        assertThat(md)
+                .contains("While it ran (start to served): the bridge: load average ")
+                .contains("; the baseline: load average ")
+                .containsPattern("ingest\\.spi\\.conditions: load average .* collections, [0-9.]+ s in GC")
+                .containsPattern("zk\\.ingest\\.conditions: load average .* collections, [0-9.]+ s in GC");
     }
 
     @Test
