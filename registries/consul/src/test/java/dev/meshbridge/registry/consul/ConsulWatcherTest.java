@@ -255,7 +255,7 @@ class ConsulWatcherTest extends ConsulWatcherScenarios {
         env.startConsul();
         ttlInstance("web", "web-2", "10.0.0.2", 8080);
         await().during(java.time.Duration.ofMillis(300))
-                .atMost(java.time.Duration.ofSeconds(2))
+                .atMost(java.time.Duration.ofSeconds(15))
                 .until(() -> status.state() == RegistryStatus.State.DOWN);
 
         ticker.advance(java.time.Duration.ofSeconds(1)); // the first backoff is at most the initial 200 ms
@@ -300,7 +300,7 @@ class ConsulWatcherTest extends ConsulWatcherScenarios {
 
         assertThat(status.state()).isEqualTo(RegistryStatus.State.STOPPED);
         await().during(java.time.Duration.ofMillis(300))
-                .atMost(java.time.Duration.ofSeconds(2))
+                .atMost(java.time.Duration.ofSeconds(15))
                 .until(() -> sink.events().equals(atClose));
     }
 
