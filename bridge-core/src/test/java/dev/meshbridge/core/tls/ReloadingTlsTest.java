@@ -21,6 +21,7 @@ import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,9 +35,33 @@ class ReloadingTlsTest {
     @TempDir
     Path tmp;
 
+    /** A registry CA, the bridge's first client pair (written as its files) and the pair that replaces it. */
+    private final TestPki ca = TestPki.ca("registry CA");
+
+    private final TestPki.Issued first = ca.leaf("meshbridge").issue();
+    private final TestPki.Issued rotated = ca.leaf("meshbridge").issue();
+    private Path caFile;
+    private Path certFile;
+    private Path keyFile;
+
     private final List<BigInteger> presented = new CopyOnWriteArrayList<>();
     private SSLServerSocket server;
     private Thread acceptor;
+
+    @BeforeEach
+    void writeFirstPair() {
+        caFile = ca.writeCa(tmp.resolve("ca.pem"));
+        certFile = tmp.resolve("tls.crt");
+        keyFile = tmp.resolve("tls.key");
+        first.write(certFile, keyFile);
+    }
+
+    /** The bridge's view of the files, checked on connections at most every {@code interval}. */
+    private ReloadingTls reloading(Duration interval) throws Exception {
+        return new ReloadingTls("registry test", new TlsFiles(certFile, keyFile, null, caFile), Clock.systemUTC())
+                .load()
+                .checkOnHandshake(interval);
+    }
 
     @AfterEach
     void stop() throws IOException {
@@ -47,20 +72,9 @@ class ReloadingTlsTest {
     @Test
     void rotatedClientCertificate_isPresentedOnTheNextConnection_evenWhereTheOldSessionCouldBeResumed()
             throws Exception {
-        TestPki ca = TestPki.ca("registry CA");
-        TestPki.Issued serverCert = ca.leaf("registry").dns("localhost").issue();
-        TestPki.Issued first = ca.leaf("meshbridge").issue();
-        TestPki.Issued rotated = ca.leaf("meshbridge").issue();
-        Path caFile = ca.writeCa(tmp.resolve("ca.pem"));
-        Path certFile = tmp.resolve("tls.crt");
-        Path keyFile = tmp.resolve("tls.key");
-        first.write(certFile, keyFile);
-        startServer(ca.certificate(), serverCert);
+        startServer();
 
-        ReloadingTls tls = new ReloadingTls(
-                        "registry test", new TlsFiles(certFile, keyFile, null, caFile), Clock.systemUTC())
-                .load()
-                .checkOnHandshake(Duration.ZERO);
+        ReloadingTls tls = reloading(Duration.ZERO);
         SSLContext client = tls.clientContext();
 
         call(client);
@@ -76,20 +90,9 @@ class ReloadingTlsTest {
 
     @Test
     void aKeyCaughtBeforeItsCertificate_keepsTheOldIdentity_andTheNextConnectionLooksAgainAtOnce() throws Exception {
-        TestPki ca = TestPki.ca("registry CA");
-        TestPki.Issued serverCert = ca.leaf("registry").dns("localhost").issue();
-        TestPki.Issued first = ca.leaf("meshbridge").issue();
-        TestPki.Issued rotated = ca.leaf("meshbridge").issue();
-        Path caFile = ca.writeCa(tmp.resolve("ca.pem"));
-        Path certFile = tmp.resolve("tls.crt");
-        Path keyFile = tmp.resolve("tls.key");
-        first.write(certFile, keyFile);
         rotated.write(tmp.resolve("new.crt"), tmp.resolve("new.key"));
-        startServer(ca.certificate(), serverCert);
-        ReloadingTls tls = new ReloadingTls(
-                        "registry test", new TlsFiles(certFile, keyFile, null, caFile), Clock.systemUTC())
-                .load()
-                .checkOnHandshake(Duration.ofMinutes(10));
+        startServer();
+        ReloadingTls tls = reloading(Duration.ofMinutes(10));
         SSLContext client = tls.clientContext();
 
         // cert-manager has written the new key, not yet its certificate, when a check looks
@@ -107,17 +110,7 @@ class ReloadingTlsTest {
 
     @Test
     void anEngineFromTheContext_checksTheFilesBeforeItsHandshake() throws Exception {
-        TestPki ca = TestPki.ca("registry CA");
-        TestPki.Issued first = ca.leaf("meshbridge").issue();
-        TestPki.Issued rotated = ca.leaf("meshbridge").issue();
-        Path caFile = ca.writeCa(tmp.resolve("ca.pem"));
-        Path certFile = tmp.resolve("tls.crt");
-        Path keyFile = tmp.resolve("tls.key");
-        first.write(certFile, keyFile);
-        ReloadingTls tls = new ReloadingTls(
-                        "registry test", new TlsFiles(certFile, keyFile, null, caFile), Clock.systemUTC())
-                .load()
-                .checkOnHandshake(Duration.ZERO);
+        ReloadingTls tls = reloading(Duration.ZERO);
         SSLContext client = tls.clientContext();
 
         rotated.write(certFile, keyFile);
@@ -139,7 +132,10 @@ class ReloadingTlsTest {
         }
     }
 
-    private void startServer(X509Certificate caCert, TestPki.Issued identity) throws Exception {
+    /** A registry requiring client certificates of {@link #ca}, recording the serial each connection presents. */
+    private void startServer() throws Exception {
+        X509Certificate caCert = ca.certificate();
+        TestPki.Issued identity = ca.leaf("registry").dns("localhost").issue();
         KeyStore keys = KeyStore.getInstance("PKCS12");
         keys.load(null, null);
         keys.setKeyEntry("server", identity.keyPair().getPrivate(), new char[0], new java.security.cert.Certificate[] {
