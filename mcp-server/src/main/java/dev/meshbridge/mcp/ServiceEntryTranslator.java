@@ -256,8 +256,8 @@ public final class ServiceEntryTranslator {
                 // both lists are in the catalog's order, which sorts by address first: compare addresses (the full
                 // order formats ports and labels), then look for an equal endpoint among those of the same address
                 List<Endpoint> old = previous.endpoints();
-                while (p < old.size() && old.get(p).address().compareTo(e.address()) < 0) p++;
-                for (int q = p; q < old.size() && old.get(q).address().equals(e.address()); q++) {
+                while (p < old.size() && old.get(p).compareAddress(e) < 0) p++;
+                for (int q = p; q < old.size() && old.get(q).sameAddress(e); q++) {
                     if (old.get(q).equals(e)) {
                         found = q;
                         p = q + 1;

@@ -468,15 +468,16 @@ public final class EnvoyTranslator {
         /** The LbEndpoint's {@code endpoint} field, as bytes. */
         byte[] hostField() {
             if (hostField == null) {
-                ProtoWriter socket = new ProtoWriter(16 + endpoint.address().length())
-                        .string(SocketAddress.ADDRESS_FIELD_NUMBER, endpoint.address())
+                String text = endpoint.address();
+                ProtoWriter socket = new ProtoWriter(16 + text.length())
+                        .string(SocketAddress.ADDRESS_FIELD_NUMBER, text)
                         .varint(SocketAddress.PORT_VALUE_FIELD_NUMBER, port);
-                ProtoWriter address = new ProtoWriter(24 + endpoint.address().length())
-                        .message(Address.SOCKET_ADDRESS_FIELD_NUMBER, socket);
-                hostField = new ProtoWriter(32 + endpoint.address().length())
+                ProtoWriter address =
+                        new ProtoWriter(24 + text.length()).message(Address.SOCKET_ADDRESS_FIELD_NUMBER, socket);
+                hostField = new ProtoWriter(32 + text.length())
                         .message(
                                 LbEndpoint.ENDPOINT_FIELD_NUMBER,
-                                new ProtoWriter(28 + endpoint.address().length())
+                                new ProtoWriter(28 + text.length())
                                         .message(
                                                 io.envoyproxy.envoy.config.endpoint.v3.Endpoint.ADDRESS_FIELD_NUMBER,
                                                 address))

@@ -1,5 +1,6 @@
 package dev.meshbridge.core.model;
 
+import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.util.CompactSortedMap;
 import dev.meshbridge.core.util.Interner;
@@ -22,24 +23,8 @@ import java.util.TreeMap;
  *       (Dubbo's default of 100), and registries with fractional weights scale by it (Nacos 0.5 becomes 50);
  *   <li>labels are already valid Kubernetes labels (see {@link Labels#sanitize}).
  * </ol>
- *
- * @param address IP address (or, where a registry gives only that, a host name)
- * @param ports real port numbers by service port name, e.g. {@code {dubbo=20880, tri=50051}}
- * @param weight relative weight, >= 0
- * @param enabled false when the registry marks the instance disabled
- * @param health health as the registry reports it
- * @param labels sanitized labels, sorted by key
- * @param locality region, zone, sub-zone
  */
-public record Endpoint(
-        String address,
-        SortedMap<String, Integer> ports,
-        int weight,
-        boolean enabled,
-        Health health,
-        SortedMap<String, String> labels,
-        Locality locality)
-        implements Comparable<Endpoint> {
+public final class Endpoint implements Comparable<Endpoint> {
 
     /** The weight of an ordinary instance. */
     public static final int DEFAULT_WEIGHT = 100;
@@ -49,9 +34,31 @@ public record Endpoint(
 
     private static final Interner<Locality> LOCALITIES = new Interner<>(1 << 12);
 
-    public Endpoint {
+    private static final Health[] HEALTHS = Health.values();
+    private static final int WEIGHT_BITS = 20; // MAX_WEIGHT < 2^20
+    private static final int WEIGHT_MASK = (1 << WEIGHT_BITS) - 1;
+    private static final int ENABLED_BIT = 1 << WEIGHT_BITS;
+    private static final int HEALTH_SHIFT = WEIGHT_BITS + 1;
+
+    // A million endpoints are held at once, so the address is packed: a canonical dotted IPv4 address (the common
+    // case) as its 32 bits, anything else (a host name, IPv6) as its interned string; weight, enabled and health share
+    // one int. 40 bytes per endpoint, and no address string (about 56 bytes) next to it.
+    private final int ipv4;
+    private final String host; // null when the address is ipv4
+    private final int bits;
+    private final SortedMap<String, Integer> ports;
+    private final SortedMap<String, String> labels;
+    private final Locality locality;
+
+    public Endpoint(
+            String address,
+            SortedMap<String, Integer> ports,
+            int weight,
+            boolean enabled,
+            Health health,
+            SortedMap<String, String> labels,
+            Locality locality) {
         Objects.requireNonNull(address, "address");
-        address = address.intern();
         if (address.isBlank()) throw new IllegalArgumentException("endpoint address is empty");
         Objects.requireNonNull(health, "health");
         locality = Objects.requireNonNullElse(locality, Locality.NONE);
@@ -73,15 +80,93 @@ public record Endpoint(
                         + " is not a valid Kubernetes label (sanitize it first)");
             }
         }
+        long packed = IpAddresses.ipv4Bits(address);
+        this.ipv4 = (int) packed;
+        this.host = packed < 0 ? address.intern() : null;
+        this.bits = weight | (enabled ? ENABLED_BIT : 0) | (health.ordinal() << HEALTH_SHIFT);
         // equal maps and localities are shared across endpoints (see CompactSortedMap and Interner)
-        ports = CompactSortedMap.copyOf(ports);
-        labels = CompactSortedMap.copyOf(labels);
-        locality = locality.isEmpty() ? Locality.NONE : LOCALITIES.intern(locality);
+        this.ports = CompactSortedMap.copyOf(ports);
+        this.labels = CompactSortedMap.copyOf(labels);
+        this.locality = locality.isEmpty() ? Locality.NONE : LOCALITIES.intern(locality);
+    }
+
+    /**
+     * IP address (or, where a registry gives only that, a host name), exactly as given. A dotted IPv4 address is held
+     * packed, so each call returns a new string; compare with {@link #sameAddress} where no string is needed.
+     */
+    public String address() {
+        return host != null ? host : IpAddresses.ipv4Text(ipv4);
+    }
+
+    /** True when the address is a canonical dotted IPv4 address (then held as its 32 bits). */
+    public boolean isIpv4() {
+        return host == null;
+    }
+
+    /** True when both endpoints have the same {@link #address()}, without making either string. */
+    public boolean sameAddress(Endpoint o) {
+        return host == null ? o.host == null && ipv4 == o.ipv4 : host.equals(o.host);
+    }
+
+    /** Real port numbers by service port name, e.g. {@code {dubbo=20880, tri=50051}}. */
+    public SortedMap<String, Integer> ports() {
+        return ports;
+    }
+
+    /** Relative weight, >= 0. */
+    public int weight() {
+        return bits & WEIGHT_MASK;
+    }
+
+    /** False when the registry marks the instance disabled. */
+    public boolean enabled() {
+        return (bits & ENABLED_BIT) != 0;
+    }
+
+    /** Health as the registry reports it. */
+    public Health health() {
+        return HEALTHS[bits >>> HEALTH_SHIFT];
+    }
+
+    /** Sanitized labels, sorted by key. */
+    public SortedMap<String, String> labels() {
+        return labels;
+    }
+
+    /** Region, zone, sub-zone ({@link Locality#NONE} when unknown). */
+    public Locality locality() {
+        return locality;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o == this
+                || o instanceof Endpoint e
+                        && bits == e.bits
+                        && sameAddress(e)
+                        && ports.equals(e.ports)
+                        && labels.equals(e.labels)
+                        && locality.equals(e.locality);
+    }
+
+    @Override
+    public int hashCode() {
+        int h = host != null ? host.hashCode() : ipv4;
+        h = 31 * h + ports.hashCode();
+        h = 31 * h + bits;
+        h = 31 * h + labels.hashCode();
+        return 31 * h + locality.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "Endpoint[address=" + address() + ", ports=" + ports + ", weight=" + weight() + ", enabled=" + enabled()
+                + ", health=" + health() + ", labels=" + labels + ", locality=" + locality + "]";
     }
 
     /** True when the endpoint may get traffic at all: enabled and weight > 0 (health is separate). */
     public boolean routable() {
-        return enabled && weight > 0;
+        return enabled() && weight() > 0;
     }
 
     /** The real port of the given service port name, or 0 when this endpoint does not serve it. */
@@ -102,18 +187,24 @@ public record Endpoint(
     @Override
     public int compareTo(Endpoint o) {
         if (this == o) return 0;
-        int c = address.compareTo(o.address);
+        int c = compareAddress(o);
         if (c != 0) return c;
         c = compareForms(ports, o.ports);
         if (c != 0) return c;
-        c = Integer.compare(weight, o.weight);
+        c = Integer.compare(weight(), o.weight());
         if (c != 0) return c;
         c = locality.compareTo(o.locality);
         if (c != 0) return c;
         c = compareForms(labels, o.labels);
         if (c != 0) return c;
-        c = health.compareTo(o.health);
-        return c != 0 ? c : Boolean.compare(enabled, o.enabled);
+        c = health().compareTo(o.health());
+        return c != 0 ? c : Boolean.compare(enabled(), o.enabled());
+    }
+
+    /** Orders by {@link #address()} as the strings would, without making them when both are IPv4. */
+    public int compareAddress(Endpoint o) {
+        if (host == null && o.host == null) return IpAddresses.compareIpv4Text(ipv4, o.ipv4);
+        return address().compareTo(o.address());
     }
 
     private static int compareForms(Map<String, ?> a, Map<String, ?> b) {

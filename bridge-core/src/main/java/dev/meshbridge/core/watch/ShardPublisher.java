@@ -757,7 +757,7 @@ public final class ShardPublisher {
     private ServiceUpsert resolved(ServiceUpsert u) {
         boolean plain = true;
         for (Endpoint e : u.endpoints()) {
-            if (!e.address().equals(IpAddresses.literal(e.address()))) {
+            if (!e.isIpv4() && !e.address().equals(IpAddresses.literal(e.address()))) {
                 plain = false;
                 break;
             }

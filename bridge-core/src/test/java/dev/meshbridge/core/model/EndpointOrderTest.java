@@ -57,4 +57,76 @@ class EndpointOrderTest {
         expected.sort(REFERENCE);
         assertThat(sorted).isEqualTo(expected);
     }
+
+    @Test
+    void addresses_packedOrNot_keepTheirText_equality_andTheStringOrder() {
+        Random random = new Random(7);
+        List<String> texts = new ArrayList<>(List.of(
+                "10.0.0.1",
+                "10.0.0.10",
+                "10.0.0.9",
+                "10.0.0.100",
+                "1.2.3.4",
+                "12.0.0.0",
+                "9.255.255.255",
+                "010.0.0.1",
+                "orders-1.pod.local",
+                "fd00::1",
+                "::ffff:10.0.0.1",
+                "10.0.0.1x",
+                "a",
+                "Z"));
+        for (int i = 0; i < 200; i++)
+            texts.add(random.nextInt(256) + "." + random.nextInt(256) + "." + random.nextInt(12) + "."
+                    + random.nextInt(256));
+        List<Endpoint> endpoints = new ArrayList<>();
+        for (String text : texts) {
+            Endpoint e = Endpoint.builder(text).port("http", 8080).build();
+            assertThat(e.address()).isEqualTo(text);
+            assertThat(e.isIpv4()).as(text).isEqualTo(dev.meshbridge.core.naming.IpAddresses.isIpv4(text));
+            Endpoint again =
+                    Endpoint.builder(new String(text)).port("http", 8080).build();
+            assertThat(again).isEqualTo(e).hasSameHashCodeAs(e);
+            assertThat(again.sameAddress(e)).isTrue();
+            assertThat(again.toString())
+                    .isEqualTo("Endpoint[address=" + text + ", ports={http=8080}, weight=100, enabled=true,"
+                            + " health=HEALTHY, labels={}, locality=" + Locality.NONE + "]");
+            endpoints.add(e);
+        }
+        for (Endpoint x : endpoints) {
+            for (Endpoint y : endpoints) {
+                int text = Integer.signum(x.address().compareTo(y.address()));
+                assertThat(Integer.signum(x.compareAddress(y)))
+                        .as("%s vs %s", x, y)
+                        .isEqualTo(text);
+                assertThat(Integer.signum(x.compareTo(y))).as("%s vs %s", x, y).isEqualTo(text);
+                assertThat(x.sameAddress(y)).isEqualTo(text == 0);
+                assertThat(x.equals(y)).isEqualTo(text == 0);
+            }
+        }
+    }
+
+    @Test
+    void weightEnabledAndHealth_comeBackAsGiven_andEachTellsEndpointsApart() {
+        Endpoint base = Endpoint.builder("10.0.0.1").port("http", 80).build();
+        for (int weight : new int[] {0, 1, 100, Endpoint.MAX_WEIGHT}) {
+            for (boolean enabled : new boolean[] {true, false}) {
+                for (Health health : Health.values()) {
+                    Endpoint e = Endpoint.builder("10.0.0.1")
+                            .port("http", 80)
+                            .weight(weight)
+                            .enabled(enabled)
+                            .health(health)
+                            .build();
+                    assertThat(e.weight()).isEqualTo(weight);
+                    assertThat(e.enabled()).isEqualTo(enabled);
+                    assertThat(e.health()).isEqualTo(health);
+                    assertThat(e.routable()).isEqualTo(enabled && weight > 0);
+                    boolean same = weight == 100 && enabled && health == Health.HEALTHY;
+                    assertThat(e.equals(base)).isEqualTo(same);
+                    assertThat(Integer.signum(e.compareTo(base)) == 0).isEqualTo(same);
+                }
+            }
+        }
+    }
 }
