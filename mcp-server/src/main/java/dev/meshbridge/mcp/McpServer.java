@@ -92,6 +92,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private final Set<String> conflicted = new HashSet<>();
     /** Packs every served resource's bytes (scratch arrays reused from one resource to the next). */
     private final PackedBytes packer = new PackedBytes();
+    /** Translations made over the served bytes of the service's last one (tests check the path is taken). */
+    private long reused;
 
     private MeshSnapshot applied;
     private RouteTranslation routes;
@@ -231,6 +233,11 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     return new long[] {cpu, allocated};
                 },
                 ads::execute);
+    }
+
+    /** How many translations so far were made over the served bytes of the service's last translation. */
+    CompletableFuture<Long> reusedTranslations() {
+        return CompletableFuture.supplyAsync(() -> reused, ads::execute);
     }
 
     /** The versions of the resources of a kind being served, by {@code namespace/name}. */
@@ -515,7 +522,9 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             Served s = served(McpKind.SERVICE_ENTRY, r.name());
             if (s == null || s.versionHash() != kept.servedHash()) return null;
             ByteString wire = s.wire();
-            return wire.size() < kept.size() ? null : kept.withBytes(wire.substring(wire.size() - kept.size()));
+            if (wire.size() < kept.size()) return null;
+            reused++;
+            return kept.withBytes(wire.substring(wire.size() - kept.size()));
         }
         return null;
     }
