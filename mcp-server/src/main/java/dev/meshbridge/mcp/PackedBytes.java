@@ -166,7 +166,8 @@ final class PackedBytes {
         }
     }
 
-    private static int writeVarint(byte[] out, int at, int value) {
+    /** Writes {@code value} as a varint at {@code at}; returns the position after it. */
+    static int writeVarint(byte[] out, int at, int value) {
         while ((value & ~0x7f) != 0) {
             out[at++] = (byte) ((value & 0x7f) | 0x80);
             value >>>= 7;

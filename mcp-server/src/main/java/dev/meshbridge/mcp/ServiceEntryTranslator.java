@@ -314,8 +314,8 @@ public final class ServiceEntryTranslator {
         int[] spans = new int[2 * count];
         int cached = 0;
         for (int i = 0; i < count; i++) {
-            at = writeVarint(out, at, ENDPOINTS_TAG);
-            at = writeVarint(out, at, length[i]);
+            at = PackedBytes.writeVarint(out, at, ENDPOINTS_TAG);
+            at = PackedBytes.writeVarint(out, at, length[i]);
             if (made[i] != null) made[i].copyTo(out, at);
             else previous.bytes().copyTo(out, fromOffset[i], at, length[i]);
             if (cacheable[i]) {
@@ -465,15 +465,6 @@ public final class ServiceEntryTranslator {
     /** The map in its keys' natural order (the order deterministic serialization writes map entries in). */
     private static <V> Map<String, V> naturalOrder(java.util.SortedMap<String, V> m) {
         return m.comparator() == null ? m : new TreeMap<>(m);
-    }
-
-    private static int writeVarint(byte[] out, int at, int value) {
-        while ((value & ~0x7f) != 0) {
-            out[at++] = (byte) ((value & 0x7f) | 0x80);
-            value >>>= 7;
-        }
-        out[at++] = (byte) value;
-        return at;
     }
 
     private static ServiceTranslation refused(MeshService service, List<String> problems, List<String> notes) {
