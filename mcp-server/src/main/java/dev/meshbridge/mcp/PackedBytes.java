@@ -7,7 +7,7 @@ import java.util.Arrays;
  * The compact form a served resource is held in between pushes: its bytes with every repeated run of 6 bytes or more
  * replaced by a reference to where the run was seen before (in the same resource, or in a fixed dictionary of the
  * strings every resource carries). A ServiceEntry repeats each endpoint's label block, ports and locality, so this keeps
- * about a quarter of its bytes; unpacking them again is a handful of array copies per resource, cheap enough for every
+ * about a fifth of its bytes; unpacking them again is a handful of array copies per resource, cheap enough for every
  * push of the whole set to istiod (where inflating a deflated form costs about ten times as much).
  *
  * <p>Format: the unpacked length (varint), then sequences of a literal length (varint) and that many bytes, each but

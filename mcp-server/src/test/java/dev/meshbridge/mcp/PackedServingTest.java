@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -104,14 +105,14 @@ class PackedServingTest {
                 sameAsFromScratch(received(istiod), catalog.aggregator().current());
 
                 // one instance changes in every third service: the reuse path, over the served bytes unpacked
-                long reusedBefore = server.reusedTranslations().get();
+                long reusedBefore = server.reusedTranslations().get(60, TimeUnit.SECONDS);
                 for (int s = 0; s < SERVICES; s += 3) catalog.aggregator().accept(service(s, 7));
                 MeshSnapshot after = catalog.aggregator().flushNow().join();
-                server.idle().join();
+                server.idle().get(60, TimeUnit.SECONDS);
                 long changedWithEndpoints = java.util.stream.IntStream.range(0, SERVICES)
                         .filter(s -> s % 3 == 0 && !(s % 7 == 0 && s % 10 != 0))
                         .count();
-                assertThat(server.reusedTranslations().get() - reusedBefore)
+                assertThat(server.reusedTranslations().get(60, TimeUnit.SECONDS) - reusedBefore)
                         .as("the changed services were translated over their served bytes")
                         .isEqualTo(changedWithEndpoints);
                 await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> sameAsFromScratch(received(istiod), after));
