@@ -163,6 +163,11 @@ public final class McpResource {
      * key: protobuf's deterministic serialization of the same message ({@code McpResourceTest} compares them).
      */
     ByteString resourceBytes() {
+        return UnsafeByteOperations.unsafeWrap(resourceArray()); // the array is never touched again
+    }
+
+    /** {@link #resourceBytes()} as a new array of its own. */
+    byte[] resourceArray() {
         int metadata = stringSize(1, fullName) + stringSize(3, version);
         for (Map.Entry<String, String> l : labels.entrySet()) {
             int entry = CodedOutputStream.computeStringSize(1, l.getKey())
@@ -200,7 +205,7 @@ public final class McpResource {
             throw new UncheckedIOException(e);
         }
         out.checkNoSpaceLeft();
-        return UnsafeByteOperations.unsafeWrap(bytes); // the array is never touched again
+        return bytes;
     }
 
     private static int stringSize(int field, String s) {

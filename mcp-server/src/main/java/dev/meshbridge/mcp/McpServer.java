@@ -2,6 +2,7 @@ package dev.meshbridge.mcp;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.ads.AdsOptions;
@@ -89,6 +90,11 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private final Map<String, ServiceEntryTranslator.Reuse> reusable = new HashMap<>();
 
     private final Set<String> conflicted = new HashSet<>();
+    /** Packs every served resource's bytes (scratch arrays reused from one resource to the next). */
+    private final PackedBytes packer = new PackedBytes();
+    /** Translations made over the served bytes of the service's last one (tests check the path is taken). */
+    private long reused;
+
     private MeshSnapshot applied;
     private RouteTranslation routes;
     private int refusedCount;
@@ -229,6 +235,11 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                 ads::execute);
     }
 
+    /** How many translations so far were made over the served bytes of the service's last translation. */
+    CompletableFuture<Long> reusedTranslations() {
+        return CompletableFuture.supplyAsync(() -> reused, ads::execute);
+    }
+
     /** The versions of the resources of a kind being served, by {@code namespace/name}. */
     CompletableFuture<Map<String, String>> servedVersions(McpKind kind) {
         return CompletableFuture.supplyAsync(
@@ -243,18 +254,27 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     // ------------------------------------------------------------------ server thread
 
     /**
-     * A resource as the engine serves it: the wire form, with what the server needs to keep (its host, for name
-     * conflicts and the debug page). Kept small, one per served resource: the version string is made from its hash
-     * when asked for, the Any is made when a response needs it and names its type with the one shared type URL string,
-     * and no creation time is held (none is sent, so that every replica sends the same bytes).
+     * A resource as the engine serves it: the wire form, packed, with what the server needs to keep (its host, for name
+     * conflicts and the debug page). Kept small, one per served resource: the bytes are held in {@link PackedBytes}'
+     * compact form (a ServiceEntry's endpoints repeat their labels, ports and locality: about a fifth of its bytes are
+     * kept) and unpacked when a response needs them; the version string is made from its hash when asked for, the Any
+     * is made when a response needs it and names its type with the one shared type URL string, and no creation time is
+     * held (none is sent, so that every replica sends the same bytes).
      *
-     * @param wire the serialized MCP {@code Resource} (the value of the Any clients receive)
+     * @param packed the serialized MCP {@code Resource} (the value of the Any clients receive), packed
      */
-    record Served(String name, long versionHash, String host, ByteString wire) implements dev.meshbridge.ads.Resource {
+    record Served(String name, long versionHash, String host, byte[] packed) implements dev.meshbridge.ads.Resource {
 
-        static Served of(McpResource r) {
-            // the Resource's bytes written from its parts: the body is not serialized a second time
-            return new Served(r.fullName(), hashOf(r.version()), r.host(), r.resourceBytes());
+        /** @param packer the serving thread's packer */
+        static Served of(McpResource r, PackedBytes packer) {
+            // the Resource's bytes written from its parts (the body is not serialized a second time), then packed
+            byte[] wire = r.resourceArray();
+            return new Served(r.fullName(), hashOf(r.version()), r.host(), packer.pack(wire, wire.length));
+        }
+
+        /** The serialized MCP {@code Resource}, unpacked (a new copy at each call). */
+        ByteString wire() {
+            return UnsafeByteOperations.unsafeWrap(PackedBytes.unpack(packed)); // the array is never touched again
         }
 
         /** The resource as clients receive it, made when a response needs it (held, it cost 40 bytes each). */
@@ -262,7 +282,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         public Any any() {
             return Any.newBuilder()
                     .setTypeUrl(McpResource.RESOURCE_TYPE_URL)
-                    .setValue(wire)
+                    .setValue(wire())
                     .build();
         }
 
@@ -460,7 +480,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         ServiceTranslation next;
         ServiceEntryTranslator.Reuse reuse = null;
         try {
-            ServiceEntryTranslator.Translated t = translator.translate(service, reusable.remove(host));
+            ServiceEntryTranslator.Translated t = translator.translate(service, reusableFor(host, old));
             next = claimNames(t.translation());
             if (next.served()) reuse = t.reuse();
         } catch (RuntimeException e) {
@@ -481,16 +501,32 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         report(old, entry);
         boolean freed = replace(old, next, changed);
         if (reuse != null) {
-            // keep the served copy of the ServiceEntry's bytes, not a second one: the served resource ends with them
-            Served s = served(McpKind.SERVICE_ENTRY, next.resources().get(0).fullName());
-            if (s != null) {
-                ByteString wire = s.wire();
-                int size = reuse.bytes().size();
-                if (wire.size() >= size) reuse = reuse.withBytes(wire.substring(wire.size() - size));
-                reusable.put(host, reuse);
-            }
+            // no copy of the ServiceEntry's bytes is kept: the served resource's, unpacked for the next translation
+            McpResource se = next.resources().get(0);
+            Served s = served(McpKind.SERVICE_ENTRY, se.fullName());
+            long hash = Served.hashOf(se.version());
+            if (s != null && s.versionHash() == hash) reusable.put(host, reuse.atRest(hash));
         }
         return freed;
+    }
+
+    /**
+     * What the last translation of a host kept for the next one, over the served ServiceEntry's bytes again; null when
+     * there is none or the resource served under its name is no longer the one it was kept for.
+     */
+    private ServiceEntryTranslator.Reuse reusableFor(String host, Applied old) {
+        ServiceEntryTranslator.Reuse kept = reusable.remove(host);
+        if (kept == null || old == null) return null;
+        for (Applied.Ref r : old.resources()) {
+            if (r.kind() != McpKind.SERVICE_ENTRY) continue;
+            Served s = served(McpKind.SERVICE_ENTRY, r.name());
+            if (s == null || s.versionHash() != kept.servedHash()) return null;
+            ByteString wire = s.wire();
+            if (wire.size() < kept.size()) return null;
+            reused++;
+            return kept.withBytes(wire.substring(wire.size() - kept.size()));
+        }
+        return null;
     }
 
     /** Refuses a translation whose resource names another host's resources already use. */
@@ -539,7 +575,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             Served existing = served(r.kind(), r.fullName());
             if (existing != null && existing.versionHash() == Served.hashOf(r.version())) continue;
             // no create_time: a time of this replica's own would make replicas send different bytes
-            engine.put(r.kind().resourceType(), Served.of(r));
+            engine.put(r.kind().resourceType(), Served.of(r, packer));
             changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
         }
         return names;

@@ -81,23 +81,42 @@ public final class ServiceEntryTranslator {
     /**
      * What the last translation of a service in {@link EndpointMode#INLINE} mode keeps for the next one: the
      * ServiceEntry's bytes and where each endpoint's WorkloadEntry sits in them. A change of one instance then builds,
-     * checks and serializes that instance only; the others' bytes are copied. Holds no copy of its own: the bytes are
-     * the served resource's (see {@link #withBytes}), the endpoints the catalog's.
+     * checks and serializes that instance only; the others' bytes are copied. Holds no copy of the bytes while at rest
+     * ({@link #atRest}): the served resource has them (packed), and the server unpacks them for the next translation
+     * ({@link #withBytes}); the endpoints are the catalog's.
      *
      * @param ports the service's ports the WorkloadEntries were made for
      * @param endpoints the endpoints whose WorkloadEntry is reusable (made without a note), in catalog order
      * @param spans where each one's WorkloadEntry starts in {@code bytes} and its length, two ints per endpoint
-     * @param bytes the ServiceEntry's serialized bytes
+     * @param bytes the ServiceEntry's serialized bytes; null at rest
+     * @param size the length of those bytes (the served resource ends with them)
+     * @param servedHash the version hash of the served resource they were kept for (0 until at rest)
      */
     record Reuse(
             List<dev.meshbridge.core.model.ServicePort> ports,
             List<Endpoint> endpoints,
             int[] spans,
-            ByteString bytes) {
+            ByteString bytes,
+            int size,
+            long servedHash) {
 
-        /** The same over an equal copy of the bytes (the served one, so that only one copy is kept); else this. */
+        Reuse(
+                List<dev.meshbridge.core.model.ServicePort> ports,
+                List<Endpoint> endpoints,
+                int[] spans,
+                ByteString bytes) {
+            this(ports, endpoints, spans, bytes, bytes.size(), 0);
+        }
+
+        /** The same without its bytes, kept while the resource of that version hash is served. */
+        Reuse atRest(long servedHash) {
+            return new Reuse(ports, endpoints, spans, null, size, servedHash);
+        }
+
+        /** The same over the bytes again ({@code size} of them: the end of the served resource's unpacked bytes). */
         Reuse withBytes(ByteString same) {
-            return same.equals(bytes) ? new Reuse(ports, endpoints, spans, same) : this;
+            if (same.size() != size) throw new IllegalArgumentException("not the bytes kept: " + same.size());
+            return new Reuse(ports, endpoints, spans, same, size, servedHash);
         }
     }
 
@@ -236,7 +255,8 @@ public final class ServiceEntryTranslator {
         // the service-level rules, on the ServiceEntry without its endpoints (each made to keep them, see
         // workloadBytes) and without export_to (McpOptions refuses an export_to the rules refuse)
         if (!IstioValidation.serviceEntry(headMessage).isEmpty()) return null;
-        boolean reusable = previous != null && previous.ports().equals(service.ports());
+        boolean reusable =
+                previous != null && previous.bytes() != null && previous.ports().equals(service.ports());
 
         List<String> notes = new ArrayList<>();
         LabelBytes labelBytes = new LabelBytes();
@@ -294,8 +314,8 @@ public final class ServiceEntryTranslator {
         int[] spans = new int[2 * count];
         int cached = 0;
         for (int i = 0; i < count; i++) {
-            at = writeVarint(out, at, ENDPOINTS_TAG);
-            at = writeVarint(out, at, length[i]);
+            at = PackedBytes.writeVarint(out, at, ENDPOINTS_TAG);
+            at = PackedBytes.writeVarint(out, at, length[i]);
             if (made[i] != null) made[i].copyTo(out, at);
             else previous.bytes().copyTo(out, fromOffset[i], at, length[i]);
             if (cacheable[i]) {
@@ -445,15 +465,6 @@ public final class ServiceEntryTranslator {
     /** The map in its keys' natural order (the order deterministic serialization writes map entries in). */
     private static <V> Map<String, V> naturalOrder(java.util.SortedMap<String, V> m) {
         return m.comparator() == null ? m : new TreeMap<>(m);
-    }
-
-    private static int writeVarint(byte[] out, int at, int value) {
-        while ((value & ~0x7f) != 0) {
-            out[at++] = (byte) ((value & 0x7f) | 0x80);
-            value >>>= 7;
-        }
-        out[at++] = (byte) value;
-        return at;
     }
 
     private static ServiceTranslation refused(MeshService service, List<String> problems, List<String> notes) {

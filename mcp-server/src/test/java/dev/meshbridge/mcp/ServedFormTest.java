@@ -11,8 +11,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The form the server keeps of each served resource is smaller than the resource (no version string, no creation
- * time, one shared type URL), and what istiod receives from it is unchanged: the same bytes as the translation's
+ * The form the server keeps of each served resource is smaller than the resource (packed bytes, no version string, no
+ * creation time, one shared type URL), and what istiod receives from it is unchanged: the same bytes as the translation's
  * {@code Resource}, the same version in the metadata and in Delta.
  */
 class ServedFormTest {
@@ -28,13 +28,14 @@ class ServedFormTest {
         assertThat(t.resources()).hasSize(mode == EndpointMode.INLINE ? 1 : 11);
         McpServer.Served first = null;
         for (McpResource r : t.resources()) {
-            McpServer.Served s = McpServer.Served.of(r);
+            McpServer.Served s = McpServer.Served.of(r, new PackedBytes());
             // byte for byte what the translation makes, under the one type URL istiod unpacks
             assertThat(s.any().toByteString()).isEqualTo(r.toAny(null).toByteString());
             assertThat(s.any().getTypeUrl()).isSameAs(McpResource.RESOURCE_TYPE_URL);
-            // the Any is made per response over the one held copy of the bytes
-            assertThat(s.any().getValue()).isSameAs(s.wire());
-            assertThat(s.delta().getResource().getValue()).isSameAs(s.wire());
+            // held packed, smaller than the bytes sent; the Any and the Delta wrapper are made per response
+            assertThat(s.packed().length).isLessThan(s.wire().size());
+            assertThat(s.delta().getResource().toByteString())
+                    .isEqualTo(r.toAny(null).toByteString());
             assertThat(s.version()).isEqualTo(r.version());
             assertThat(s.delta().getVersion()).isEqualTo(r.version());
             assertThat(s.delta().getName()).isEqualTo(r.fullName());

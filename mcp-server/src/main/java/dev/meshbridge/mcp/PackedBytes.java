@@ -1,0 +1,190 @@
+package dev.meshbridge.mcp;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * The compact form a served resource is held in between pushes: its bytes with every repeated run of 6 bytes or more
+ * replaced by a reference to where the run was seen before (in the same resource, or in a fixed dictionary of the
+ * strings every resource carries). A ServiceEntry repeats each endpoint's label block, ports and locality, so this keeps
+ * about a fifth of its bytes; unpacking them again is a handful of array copies per resource, cheap enough for every
+ * push of the whole set to istiod (where inflating a deflated form costs about ten times as much).
+ *
+ * <p>Format: the unpacked length (varint), then sequences of a literal length (varint) and that many bytes, each but
+ * the last followed by a match: its length (varint, at least {@value #MIN_MATCH}) and its distance back (varint; a
+ * distance past the start reads the end of the {@link #DICTIONARY}). The last sequence ends exactly at the unpacked
+ * length.
+ *
+ * <p>{@link #unpack} is a static pure function. A {@code PackedBytes} instance is the packer: it holds scratch arrays
+ * reused from one resource to the next, so one instance belongs to one thread (the server's serving thread).
+ */
+final class PackedBytes {
+
+    /** The shortest run replaced by a reference (a reference costs 3 to 5 bytes). */
+    static final int MIN_MATCH = 6;
+
+    private static final int HASH_BITS = 12;
+
+    /**
+     * What most resources carry, seen before the first byte: the type URLs, the metadata labels every resource has and
+     * the names of WorkloadEntry fields' common values. Changing it changes no byte served (a packed resource is always
+     * unpacked with the same dictionary it was packed with in the same process), only how small resources are held.
+     */
+    static final byte[] DICTIONARY = (""
+                    + ServiceEntryTranslator.LABEL_REGISTRY_TYPE
+                    + ServiceEntryTranslator.LABEL_REGISTRY
+                    + ServiceEntryTranslator.LABEL_MANAGED_BY
+                    + ServiceEntryTranslator.MANAGED_BY
+                    + ServiceEntryTranslator.LABEL_SERVICE
+                    + ServiceEntryTranslator.LABEL_REVISION
+                    + "type.googleapis.com/istio.networking.v1alpha3.WorkloadEntry"
+                    + "type.googleapis.com/istio.networking.v1alpha3.ServiceEntry"
+                    + "zookeeper nacos consul eureka kubernetes spring-cloud dubbo"
+                    + "application version release http grpc TCP HTTP2 GRPC")
+            .getBytes(StandardCharsets.UTF_8);
+
+    /** The table after the dictionary alone: where every packing starts from. */
+    private static final int[] DICTIONARY_TABLE = new int[1 << HASH_BITS];
+
+    static {
+        for (int i = 0; i + 4 <= DICTIONARY.length; i++) DICTIONARY_TABLE[hash(DICTIONARY, i)] = i + 1;
+    }
+
+    /** Per hash of 4 bytes, the last position (in dictionary + input) that started with them, +1; 0 for none. */
+    private final int[] table = new int[1 << HASH_BITS];
+
+    private byte[] window = new byte[4096];
+    private byte[] out = new byte[4096];
+
+    /** The packed form of {@code bytes[0..length)}. */
+    byte[] pack(byte[] bytes, int length) {
+        int dict = DICTIONARY.length;
+        int n = dict + length;
+        if (window.length < n) window = new byte[Math.max(n, 2 * window.length)];
+        System.arraycopy(DICTIONARY, 0, window, 0, dict);
+        System.arraycopy(bytes, 0, window, dict, length);
+        // worst case: every byte a literal, in one sequence, behind two varints
+        if (out.length < length + 10) out = new byte[Math.max(length + 10, 2 * out.length)];
+        System.arraycopy(DICTIONARY_TABLE, 0, table, 0, table.length);
+        byte[] w = window;
+        int o = writeVarint(out, 0, length);
+        int literalStart = dict;
+        int i = dict;
+        int last = n - MIN_MATCH; // a match needs MIN_MATCH bytes from its start
+        while (i <= last) {
+            int h = hash(w, i);
+            int candidate = table[h] - 1;
+            table[h] = i + 1;
+            if (candidate < 0 || !sameRun(w, candidate, i)) {
+                i++;
+                continue;
+            }
+            int len = MIN_MATCH;
+            while (i + len < n && w[candidate + len] == w[i + len]) len++;
+            // extend backwards over literals not yet written
+            while (i > literalStart && candidate > 0 && w[candidate - 1] == w[i - 1]) {
+                i--;
+                candidate--;
+                len++;
+            }
+            o = literals(w, literalStart, i, o);
+            o = writeVarint(out, o, len);
+            o = writeVarint(out, o, i - candidate);
+            int end = i + len;
+            // index a few positions inside the match, so that the next run can refer to this one's end
+            for (int k = Math.max(i + 1, end - 8); k + 4 <= end; k++) table[hash(w, k)] = k + 1;
+            i = end;
+            literalStart = end;
+        }
+        o = literals(w, literalStart, n, o);
+        return Arrays.copyOf(out, o);
+    }
+
+    private int literals(byte[] w, int from, int to, int o) {
+        int count = to - from;
+        int need = o + 5 + count + 10;
+        if (out.length < need) out = Arrays.copyOf(out, Math.max(need, 2 * out.length));
+        o = writeVarint(out, o, count);
+        System.arraycopy(w, from, out, o, count);
+        return o + count;
+    }
+
+    private static boolean sameRun(byte[] w, int a, int b) {
+        for (int k = 0; k < MIN_MATCH; k++) {
+            if (w[a + k] != w[b + k]) return false;
+        }
+        return true;
+    }
+
+    private static int hash(byte[] w, int i) {
+        int v = (w[i] & 0xff) | (w[i + 1] & 0xff) << 8 | (w[i + 2] & 0xff) << 16 | (w[i + 3] & 0xff) << 24;
+        return (v * 0x9E3779B1) >>> (32 - HASH_BITS);
+    }
+
+    /** The length {@link #unpack} makes of a packed form. */
+    static int unpackedSize(byte[] packed) {
+        return (int) readVarint(packed, 0);
+    }
+
+    /** The bytes a packed form was made of. */
+    static byte[] unpack(byte[] packed) {
+        long first = readVarint(packed, 0);
+        int size = (int) first;
+        int p = (int) (first >>> 32);
+        byte[] out = new byte[size];
+        int o = 0;
+        byte[] dict = DICTIONARY;
+        while (true) {
+            long lit = readVarint(packed, p);
+            int count = (int) lit;
+            p = (int) (lit >>> 32);
+            System.arraycopy(packed, p, out, o, count);
+            p += count;
+            o += count;
+            if (o == size) return out;
+            long m = readVarint(packed, p);
+            int len = (int) m;
+            p = (int) (m >>> 32);
+            long d = readVarint(packed, p);
+            int distance = (int) d;
+            p = (int) (d >>> 32);
+            int from = o - distance;
+            if (from < 0) {
+                // the run starts in the dictionary and may go on into the output
+                int fromDict = Math.min(-from, len);
+                System.arraycopy(dict, dict.length + from, out, o, fromDict);
+                o += fromDict;
+                len -= fromDict;
+                from = 0;
+            }
+            if (o - from >= len) {
+                System.arraycopy(out, from, out, o, len);
+                o += len;
+            } else {
+                for (int k = 0; k < len; k++) out[o++] = out[from + k];
+            }
+        }
+    }
+
+    /** Writes {@code value} as a varint at {@code at}; returns the position after it. */
+    static int writeVarint(byte[] out, int at, int value) {
+        while ((value & ~0x7f) != 0) {
+            out[at++] = (byte) ((value & 0x7f) | 0x80);
+            value >>>= 7;
+        }
+        out[at++] = (byte) value;
+        return at;
+    }
+
+    /** The varint at {@code at}: its value in the low 32 bits, the position after it in the high 32. */
+    private static long readVarint(byte[] in, int at) {
+        int value = 0;
+        int shift = 0;
+        while (true) {
+            byte b = in[at++];
+            value |= (b & 0x7f) << shift;
+            if (b >= 0) return (value & 0xffffffffL) | ((long) at << 32);
+            shift += 7;
+        }
+    }
+}
