@@ -344,6 +344,7 @@ final class Bench {
     }
 
     private void oneAtATime(Target target, SpiDriver driver, long limit) throws Exception {
+        target.awaitAlone();
         long previous = target.last().sequence();
         driver.change(driver.randomService());
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(limit, 30_000));
@@ -352,6 +353,7 @@ final class Bench {
             LockSupport.parkNanos(100_000);
         }
         target.awaitServed(target.last().sequence(), limit);
+        target.servedAlone();
     }
 
     /**

@@ -125,11 +125,13 @@ public final class ChangeCostMain {
                             java.util.concurrent.locks.LockSupport.parkNanos(10_000_000);
                         }
                         case "timer" -> {
+                            target.awaitAlone();
                             long previous = target.last().sequence();
                             driver.change(driver.randomService());
                             while (target.last().sequence() <= previous)
                                 java.util.concurrent.locks.LockSupport.parkNanos(100_000);
                             target.awaitServed(target.last().sequence(), Bench.LONG);
+                            target.servedAlone();
                         }
                         default -> throw new IllegalArgumentException(procedure);
                     }
