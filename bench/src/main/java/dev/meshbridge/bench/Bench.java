@@ -323,7 +323,7 @@ final class Bench {
         }
         // the bridge's same number of single changes back to back: each published at once (flushNow) and applied
         // before the next, with no pause, as ChangeCostMain and the growth sweep measure them; against the blocks
-        // above (each change published by the aggregator's own quiet-period timer, alone on the machine for about
+        // above (each change made a quiet period after the one before, alone on the machine for about
         // 10 ms) this shows what a change costs when its threads run on warm caches
         ThreadCost backToBack = ThreadCost.now();
         for (int k = 0; k < b.changeCount; k++) {

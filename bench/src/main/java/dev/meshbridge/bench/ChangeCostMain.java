@@ -18,9 +18,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>{@code -Dprocedures=P,P...} the rounds' procedures, taken in turn ({@code -Drounds=N} times each, default 3):
  * {@code flush} (the default; as the growth sweep): each change published at once with {@code flushNow} and applied
- * before the next, back to back; {@code timer} (as {@code bench/run}'s single-change blocks): each change published by
- * the aggregator's own quiet-period timer, the harness polling for the snapshot, so each change runs alone after about
- * 10 ms; {@code gap}: as {@code flush}, then 10 ms parked before the next change. {@code -Dbaseline=N} also holds the
+ * before the next, back to back; {@code timer} (as {@code bench/run}'s single-change blocks): each change made a quiet period
+ * (10 ms) after the one before was served, the harness polling for the snapshot, so each change runs alone (published
+ * at once on the leading edge since issue 22's sixth session, by the quiet-period timer before); {@code gap}: as {@code flush}, then 10 ms parked before the next change. {@code -Dbaseline=N} also holds the
  * java-control-plane baseline with the same catalog in this JVM, as {@code bench/run} did, and makes N of its single
  * changes before each cycle of procedures (about 1.5 s of CPU and 0.7 GB of garbage each at 1M endpoints: give the
  * JVM 8 GB).
