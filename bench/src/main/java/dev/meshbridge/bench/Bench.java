@@ -323,7 +323,7 @@ final class Bench {
         }
         // the bridge's same number of single changes back to back: each published at once (flushNow) and applied
         // before the next, with no pause, as ChangeCostMain and the growth sweep measure them; against the blocks
-        // above (each change published by the aggregator's own quiet-period timer, alone on the machine for about
+        // above (each change made a quiet period after the one before, alone on the machine for about
         // 10 ms) this shows what a change costs when its threads run on warm caches
         ThreadCost backToBack = ThreadCost.now();
         for (int k = 0; k < b.changeCount; k++) {
@@ -344,6 +344,7 @@ final class Bench {
     }
 
     private void oneAtATime(Target target, SpiDriver driver, long limit) throws Exception {
+        target.awaitAlone();
         long previous = target.last().sequence();
         driver.change(driver.randomService());
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(limit, 30_000));
@@ -352,6 +353,7 @@ final class Bench {
             LockSupport.parkNanos(100_000);
         }
         target.awaitServed(target.last().sequence(), limit);
+        target.servedAlone();
     }
 
     /**

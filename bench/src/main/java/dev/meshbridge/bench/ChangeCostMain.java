@@ -18,9 +18,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>{@code -Dprocedures=P,P...} the rounds' procedures, taken in turn ({@code -Drounds=N} times each, default 3):
  * {@code flush} (the default; as the growth sweep): each change published at once with {@code flushNow} and applied
- * before the next, back to back; {@code timer} (as {@code bench/run}'s single-change blocks): each change published by
- * the aggregator's own quiet-period timer, the harness polling for the snapshot, so each change runs alone after about
- * 10 ms; {@code gap}: as {@code flush}, then 10 ms parked before the next change. {@code -Dbaseline=N} also holds the
+ * before the next, back to back; {@code timer} (as {@code bench/run}'s single-change blocks): each change made a quiet period
+ * (10 ms) after the one before was served, the harness polling for the snapshot, so each change runs alone (published
+ * at once on the leading edge since issue 22's sixth session, by the quiet-period timer before); {@code gap}: as {@code flush}, then 10 ms parked before the next change. {@code -Dbaseline=N} also holds the
  * java-control-plane baseline with the same catalog in this JVM, as {@code bench/run} did, and makes N of its single
  * changes before each cycle of procedures (about 1.5 s of CPU and 0.7 GB of garbage each at 1M endpoints: give the
  * JVM 8 GB).
@@ -111,6 +111,9 @@ public final class ChangeCostMain {
                             ThreadCost.sum(bc, baseline.changeGroups()).allocated() / 1e6 / baselineChanges,
                             Machine.currentLoadAverage());
                 }
+                // timer: from the change handed to the aggregator to served by both servers (the harness polls every
+                // 0.1 ms, so this is late by up to that)
+                long[] served = new long[n];
                 long user0 = userNanos();
                 ThreadCost before = ThreadCost.now();
                 for (int k = 0; k < n; k++) {
@@ -125,11 +128,15 @@ public final class ChangeCostMain {
                             java.util.concurrent.locks.LockSupport.parkNanos(10_000_000);
                         }
                         case "timer" -> {
+                            target.awaitAlone();
                             long previous = target.last().sequence();
+                            long sent = System.nanoTime();
                             driver.change(driver.randomService());
                             while (target.last().sequence() <= previous)
                                 java.util.concurrent.locks.LockSupport.parkNanos(100_000);
                             target.awaitServed(target.last().sequence(), Bench.LONG);
+                            served[k] = System.nanoTime() - sent;
+                            target.servedAlone();
                         }
                         default -> throw new IllegalArgumentException(procedure);
                     }
@@ -152,6 +159,12 @@ public final class ChangeCostMain {
                                         "xds", costs.getOrDefault("xds", new ThreadCost.Cost(0, 0)),
                                         "mcp", costs.getOrDefault("mcp", new ThreadCost.Cost(0, 0))),
                                 n));
+                if (procedure.equals("timer")) {
+                    java.util.Arrays.sort(served);
+                    Bench.log(
+                            "  change to served by both servers: p50 %.2f ms, p99 %.2f ms",
+                            served[n / 2] / 1e6, served[Math.min(n - 1, n * 99 / 100)] / 1e6);
+                }
             }
             if (recording != null) recording.close();
             if (baseline != null) baseline.close();

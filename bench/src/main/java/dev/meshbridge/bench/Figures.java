@@ -263,7 +263,7 @@ final class Figures {
         out.figure(
                 figure,
                 "<= 0.2 ms, <= 50 KB",
-                "one at a time, each alone (published by the aggregator's quiet-period timer): " + cost(bc)
+                "one at a time, each alone (a quiet period after the one before): " + cost(bc)
                         + " (aggregator " + cost(b.perChange("aggregator")) + ", xDS " + cost(b.perChange("xds"))
                         + ", MCP " + cost(b.perChange("mcp")) + "); back to back (each published at once, no pause): "
                         + cost(b.perChangeBackToBack(bridgeGroups)) + "; in bursts of " + Bench.BURST + ": "
@@ -285,7 +285,7 @@ final class Figures {
             out.note("**One change (missed: " + cost(bc)
                     + " one at a time).** Measured on the threads that do the work "
                     + "(ThreadMXBean CPU time and allocated bytes) after " + fmt("%,d", b.warmUpChanges) + " warm-up "
-                    + "changes, " + b.changeCount + " changes each published by the aggregator's quiet-period timer and"
+                    + "changes, " + b.changeCount + " changes each made a quiet period after the one before and"
                     + " applied before the next: aggregator "
                     + cost(b.perChange("aggregator")) + ", xDS (translate the service, diff the index) "
                     + cost(b.perChange("xds")) + ", MCP (translate the ServiceEntry, version it) "
@@ -308,9 +308,9 @@ final class Figures {
                 " Back to back (each change published at once with `flushNow` and applied before the next, no pause,"
                         + " as `ChangeCostMain` and the growth sweep measure it) the same changes cost %s each (aggregator"
                         + " %s, xDS %s, MCP %s): %.1fx less. The same code runs in both; what differs is the pause. A"
-                        + " change that arrives alone wakes its threads (the aggregator for the event and again for its"
-                        + " quiet-period timer, then the xDS and the MCP thread) after about 10 ms in which other work ran"
-                        + " on the cores, so each runs on cold caches. The baseline sharing this JVM is not the cause:"
+                        + " change that arrives alone wakes its threads (the aggregator for the event, which it publishes"
+                        + " at once, then the xDS and the MCP thread) after about 10 ms in which other work ran on the"
+                        + " cores, so each runs on cold caches. The baseline sharing this JVM is not the cause:"
                         + " `ChangeCostMain -Dprocedures=timer,flush` shows the same gap with the bridge alone, at 10,000"
                         + " to 1,000,000 endpoints alike (bench/README.md, \"The single-change cost alone\").",
                 cost(backToBack),

@@ -344,8 +344,8 @@ final class ResultsWriter {
         }
         if (!b.blocks.isEmpty()) {
             line(
-                    "Single changes, no client, in alternating blocks, both sides in this JVM (each change published by the"
-                            + " aggregator's own quiet-period timer and applied before the next, so each runs alone; CPU and"
+                    "Single changes, no client, in alternating blocks, both sides in this JVM (each change made a quiet period"
+                            + " after the one before was served, published and applied before the next, so each runs alone; CPU and"
                             + " allocation of the side's change threads: bridge aggregator, xDS and MCP; baseline aggregator and"
                             + " snapshot producer; after the blocks, the bridge's same number of changes back to back, see the"
                             + " figure's note):");

@@ -57,6 +57,28 @@ abstract class Target implements AutoCloseable {
         }
     }
 
+    /** When the last change made alone ({@link #awaitAlone}) was served; 0 before the first. */
+    private long aloneServedNanos;
+
+    /**
+     * Waits until the aggregator's quiet period has passed since the last change made alone was served (so since the
+     * aggregator had it), so that the next change arrives alone, as one in a running bridge does (changes seconds
+     * apart), and not within the quiet period of the one before, which it would join on the trailing edge. Up to issue
+     * 22's sixth session the aggregator's quiet-period timer made every change wait that long anyway, so there this
+     * waits for nothing. Call {@link #servedAlone()} once the change is served.
+     */
+    final void awaitAlone() {
+        if (aloneServedNanos == 0) return;
+        long quiet = aggregator.options().quietPeriod().toNanos();
+        long wait;
+        while ((wait = aloneServedNanos + quiet - System.nanoTime()) > 0) LockSupport.parkNanos(wait);
+    }
+
+    /** The change made after {@link #awaitAlone()} is served. */
+    final void servedAlone() {
+        aloneServedNanos = System.nanoTime();
+    }
+
     /** Starts (forgetting what was traced) or stops tracing the change ids that reach the catalog. */
     final void trace(boolean on) {
         if (on) traced.clear();

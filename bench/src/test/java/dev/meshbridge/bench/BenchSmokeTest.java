@@ -39,7 +39,7 @@ class BenchSmokeTest {
                 .filteredOn(row -> row.startsWith("| CPU and garbage of one single-instance change"))
                 .singleElement()
                 .satisfies(row -> assertThat(row)
-                        .contains("one at a time, each alone (published by the aggregator's quiet-period timer): ")
+                        .contains("one at a time, each alone (a quiet period after the one before): ")
                         .contains("back to back (each published at once, no pause): "));
         // each cold ingest with what the machine and the JVM did meanwhile (GC, load, CPU), both sides
         assertThat(md)

@@ -54,8 +54,13 @@ import org.slf4j.LoggerFactory;
  *       endpoints (an endpoint with the same address and ports in two shards is kept once: the one that may get
  *       traffic, else the lower shard's, as {@link Duplicates} decides within a registry),
  *       ports merged by name (on a disagreement the lower shard's port wins and the conflict is logged);
- *   <li>changes are coalesced: a snapshot is published when no event arrived for the quiet period, or when the oldest
- *       unpublished change reaches the maximum delay, whichever comes first;
+ *   <li>changes are coalesced on the trailing edge, except the first after a quiet spell: a change that arrives when
+ *       none came for at least the quiet period is published at once (behind the events already queued with it, which
+ *       join it), on the aggregator thread that applied it, without waiting for a timer; the changes that follow it
+ *       within the quiet period are published when no change arrived for the quiet period, or when the oldest
+ *       unpublished one reaches the maximum delay, whichever comes first. A burst therefore costs at most one
+ *       snapshot more than trailing coalescing alone, and a lone change is served without the quiet period's delay
+ *       and without a second wake-up of the aggregator thread;
  *   <li>publishing recomputes only the hosts that changed, on a persistent sorted map shared with the previous
  *       snapshot, so the cost of a change grows with the services it touches, not with the catalog.
  * </ol>
@@ -67,7 +72,8 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     /**
      * Coalescing options.
      *
-     * @param quietPeriod publish once no event arrived for this long (0 publishes after every event)
+     * @param quietPeriod publish once no event arrived for this long (0 publishes after every event); a change that
+     *     comes after at least this long without one is published at once
      * @param maxDelay never hold a change back longer than this
      */
     public record Options(Duration quietPeriod, Duration maxDelay) {
@@ -149,6 +155,12 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private boolean routesDirty;
     private long firstDirtyNanos;
     private long lastEventNanos;
+    /** Whether any change was made yet (before the first, the aggregator has been quiet for ever). */
+    private boolean changedBefore;
+    /** A leading-edge publish is queued behind the tasks queued with the change that started it. */
+    private boolean leadingQueued;
+
+    private final Runnable leadingPublish = this::publishLeading;
     private ScheduledFuture<?> flushTask;
 
     public ServiceAggregator(Options options) {
@@ -435,19 +447,35 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         countsView.put(registry, new RegistryCounts((int) c[0], c[1]));
     }
 
-    /** Schedules a publish according to the quiet period and maximum delay. */
+    /**
+     * Schedules a publish: at once when no change came for the quiet period (the leading edge), else according to the
+     * quiet period and maximum delay (the trailing edge).
+     */
     private void changed() {
         long now = nanoTime.getAsLong();
-        if (flushTask == null) firstDirtyNanos = now;
+        boolean pending = flushTask != null || leadingQueued;
+        boolean quiet =
+                !changedBefore || now - lastEventNanos >= options.quietPeriod().toNanos();
+        changedBefore = true;
+        if (!pending) firstDirtyNanos = now;
         lastEventNanos = now;
         if (options.quietPeriod().isZero()) {
             publish();
             return;
         }
-        if (flushTask == null) {
-            flushTask =
-                    executor.schedule(this::maybePublish, options.quietPeriod().toNanos(), TimeUnit.NANOSECONDS);
+        if (pending) return;
+        if (quiet) {
+            // behind the events already queued (a watcher's batch), which join this snapshot; the thread is running,
+            // so this costs no wake-up, where the quiet-period timer costs one
+            leadingQueued = true;
+            run(leadingPublish);
+            return;
         }
+        flushTask = executor.schedule(this::maybePublish, options.quietPeriod().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void publishLeading() {
+        if (leadingQueued) publish();
     }
 
     private void maybePublish() {
@@ -464,6 +492,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     }
 
     private void publish() {
+        leadingQueued = false;
         if (flushTask != null) {
             flushTask.cancel(false);
             flushTask = null;

@@ -40,6 +40,18 @@ class ServiceAggregatorTest {
         opened.forEach(ServiceAggregator::close);
     }
 
+    /** An aggregator whose time is {@code clock} (nanoseconds); its timers still run on real time. */
+    private ServiceAggregator aggregator(Duration quiet, Duration max, java.util.concurrent.atomic.AtomicLong clock) {
+        ServiceAggregator a = new ServiceAggregator(new ServiceAggregator.Options(quiet, max), clock::get);
+        opened.add(a);
+        return a;
+    }
+
+    /** Waits until the aggregator thread has run everything queued before this call. */
+    private static void barrier(ServiceAggregator a) {
+        a.unsubscribe(s -> {}).join();
+    }
+
     private static ServiceKey key(String registry, String name) {
         return ServiceKey.of("test", registry, name);
     }
@@ -333,8 +345,10 @@ class ServiceAggregatorTest {
 
     @Test
     void afterALargePublish_everyLaterChangeIsPublishedAlone_andNoneIsLost() {
-        // a first sync marks hundreds of hosts dirty at once; the set that held them is replaced, not cleared
-        ServiceAggregator a = aggregator(Duration.ofMillis(10), Duration.ofMillis(50));
+        // a first sync marks hundreds of hosts dirty at once; the set that held them is replaced, not cleared. A quiet
+        // period of an hour: only flushNow publishes (and the very first change, on the leading edge), so the burst
+        // below is one snapshot however slowly this machine runs the test
+        ServiceAggregator a = aggregator(Duration.ofHours(1), Duration.ofHours(1));
         List<MeshSnapshot> seen = new CopyOnWriteArrayList<>();
         a.subscribe(seen::add).join();
         for (int i = 0; i < 300; i++) a.accept(upsert("r1", "s" + i, "s" + i + ".test", ep("10.0.1." + (i % 250))));
@@ -361,5 +375,109 @@ class ServiceAggregatorTest {
         // listeners saw every snapshot, in order
         for (int i = 1; i < seen.size(); i++)
             assertThat(seen.get(i).sequence()).isEqualTo(seen.get(i - 1).sequence() + 1);
+    }
+
+    @Test
+    void aLoneChange_afterAQuietSpell_isPublishedAtOnce_theChangesRightAfterItAreCoalesced() {
+        // quiet period and maximum delay of an hour: a snapshot that appears was published on the leading edge (or by
+        // flushNow), never by a timer
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
+        ServiceAggregator a = aggregator(Duration.ofHours(1), Duration.ofHours(1), clock);
+        List<MeshSnapshot> seen = new CopyOnWriteArrayList<>();
+        a.subscribe(seen::add).join();
+        a.accept(upsert("r1", "a", "a.test", ep("10.0.0.1")));
+        await().atMost(Duration.ofSeconds(30)).until(() -> a.current().sequence() == 1);
+        assertThat(a.current().changed()).containsExactly("a.test");
+        assertThat(a.current().service("a.test").endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.1");
+
+        // within the quiet period of that change: held, and published together
+        clock.addAndGet(Duration.ofMinutes(1).toNanos());
+        a.accept(upsert("r1", "b", "b.test", ep("10.0.0.2")));
+        clock.addAndGet(Duration.ofMinutes(1).toNanos());
+        a.accept(upsert("r1", "c", "c.test", ep("10.0.0.3")));
+        barrier(a);
+        assertThat(a.current().sequence()).isEqualTo(1);
+        assertThat(a.current().service("b.test")).isNull();
+        MeshSnapshot both = a.flushNow().join();
+        assertThat(both.sequence()).isEqualTo(2);
+        assertThat(both.changed()).containsExactlyInAnyOrder("b.test", "c.test");
+
+        // a quiet period after the last change: the next is published at once again
+        clock.addAndGet(Duration.ofMinutes(61).toNanos());
+        a.accept(upsert("r1", "a", "a.test", ep("10.0.0.4")));
+        await().atMost(Duration.ofSeconds(30)).until(() -> a.current().sequence() == 3);
+        assertThat(a.current().changed()).containsExactly("a.test");
+        assertThat(a.current().service("a.test").endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.4");
+        // a change that changes nothing is no change: it neither publishes nor starts a quiet period
+        a.accept(upsert("r1", "a", "a.test", ep("10.0.0.4")));
+        barrier(a);
+        assertThat(a.current().sequence()).isEqualTo(3);
+        await().atMost(Duration.ofSeconds(30)).until(() -> seen.size() == 4);
+        assertThat(seen).extracting(MeshSnapshot::sequence).containsExactly(0L, 1L, 2L, 3L);
+    }
+
+    @Test
+    void theEventsQueuedWithTheFirstChangeOfABurst_joinItsSnapshot_theRestAreCoalesced() throws Exception {
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
+        ServiceAggregator a = aggregator(Duration.ofHours(1), Duration.ofHours(1), clock);
+        List<MeshSnapshot> seen = new CopyOnWriteArrayList<>();
+        // hold the aggregator thread (a listener's first call runs on it) while a watcher's batch is queued
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        var subscribed = a.subscribe(s -> {
+            if (s.sequence() == 0) {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            seen.add(s);
+        });
+        for (int i = 0; i < 10; i++) a.accept(upsert("r1", "s" + i, "s" + i + ".test", ep("10.0.1." + (i + 1))));
+        release.countDown();
+        subscribed.join();
+        await().atMost(Duration.ofSeconds(30)).until(() -> a.current().sequence() == 1);
+        assertThat(a.current().serviceCount()).isEqualTo(10);
+        assertThat(a.current().changed()).hasSize(10);
+
+        // a registry resync storm right after: coalesced on the trailing edge, into one snapshot here
+        for (int i = 0; i < 1000; i++) {
+            clock.addAndGet(1_000_000);
+            a.accept(upsert("r1", "s" + i, "s" + i + ".test", ep("10.0.2." + (i % 250 + 1))));
+        }
+        barrier(a);
+        assertThat(a.current().sequence()).isEqualTo(1);
+        MeshSnapshot storm = a.flushNow().join();
+        assertThat(storm.sequence()).isEqualTo(2);
+        assertThat(storm.serviceCount()).isEqualTo(1000);
+        assertThat(storm.changed()).hasSize(1000);
+        await().atMost(Duration.ofSeconds(30)).until(() -> seen.size() == 3);
+    }
+
+    @Test
+    void theChangesAfterTheLeadingEdge_arePublishedByTheMaximumDelay_whileChangesKeepComing() {
+        // timers on real time (the quiet period's 200 ms), decisions on the injected clock: a timer that fires before
+        // the clock reaches a deadline only schedules the next look
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
+        long start = clock.get();
+        ServiceAggregator a = aggregator(Duration.ofMillis(200), Duration.ofSeconds(1), clock);
+        a.accept(upsert("r1", "a", "a.test", ep("10.0.0.1")));
+        await().atMost(Duration.ofSeconds(30)).until(() -> a.current().sequence() == 1);
+        // every change within the quiet period of the one before, for longer than the maximum delay
+        long[] at = {1, 150, 300, 450, 600, 750, 900, 1000};
+        for (int i = 0; i < at.length; i++) {
+            clock.set(start + Duration.ofMillis(at[i]).toNanos());
+            a.accept(upsert("r1", "s" + i, "s" + i + ".test", ep("10.0.3." + (i + 1))));
+            barrier(a);
+            assertThat(a.current().sequence()).isEqualTo(1);
+        }
+        // the oldest unpublished change (at 1 ms) is a maximum delay old; the newest (1,000 ms) is not a quiet period
+        clock.set(start + Duration.ofMillis(1002).toNanos());
+        await().atMost(Duration.ofSeconds(30)).until(() -> a.current().sequence() == 2);
+        assertThat(a.current().changed()).hasSize(at.length);
     }
 }
