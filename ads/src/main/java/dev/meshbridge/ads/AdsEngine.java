@@ -88,7 +88,23 @@ public final class AdsEngine {
     private java.util.function.BiPredicate<ResourceType, AdsStream> access = (type, st) -> true;
     private final List<AdsStream> streams = new ArrayList<>();
     private final List<AdsStream> dirty = new ArrayList<>();
-    private final Runnable flushTask = this::flushDirty;
+    /** A flush queued with the producers' tasks (ahead of the clients' requests), or with the clients' tasks. */
+    private final Runnable flushTask = () -> {
+        flushScheduled = false;
+        flushDirty();
+    };
+
+    private final Runnable lateFlushTask = () -> {
+        lateFlushScheduled = false;
+        flushDirty();
+    };
+    /**
+     * True while the serving thread runs a client's task (a request, an ACK): the flush it causes is queued behind the
+     * clients' tasks queued with it, so that one flush serves them all ({@link AdsServer}'s two queues).
+     */
+    private java.util.function.BooleanSupplier inClientTask = () -> false;
+
+    private boolean lateFlushScheduled;
     private RoleClassifier roles = node -> 0;
     private List<String> roleNames = List.of("default");
     private boolean flushScheduled;
@@ -598,7 +614,9 @@ public final class AdsEngine {
             // a reconnecting client that already holds every subscribed version: nothing to resend
             ts.resumed(ts.viewVersion(), now);
         }
-        markDirty(st);
+        // an ACK (or NACK) that changed nothing owes no push: no flush visit of the stream for it (one ACK per stream
+        // and change, 10,000 of them after a change to 10,000 streams)
+        if (first || ts.respond || !ts.pending.isEmpty() || ts.owed.hasPending()) markDirty(st);
     }
 
     private static long namesHash(DiscoveryRequest req) {
@@ -806,13 +824,24 @@ public final class AdsEngine {
 
     private void scheduleFlush() {
         if (flushScheduled || dirty.isEmpty() || !ready) return;
+        if (inClientTask.getAsBoolean()) {
+            if (lateFlushScheduled) return;
+            lateFlushScheduled = true;
+            executor.execute(lateFlushTask);
+            return;
+        }
+        // a change's push does not wait for a flush queued behind the clients' requests: it gets one of its own
         flushScheduled = true;
         executor.execute(flushTask);
     }
 
+    /** Tells the engine when the serving thread runs a client's task (see {@link #inClientTask}). */
+    void clientTasks(java.util.function.BooleanSupplier inClientTask) {
+        this.inClientTask = Objects.requireNonNull(inClientTask, "inClientTask");
+    }
+
     /** Sends what is pending to every dirty stream whose transport is ready (nothing while answers are held). */
     void flushDirty() {
-        flushScheduled = false;
         if (dirty.isEmpty() || !ready) return;
         List<AdsStream> batch = new ArrayList<>(dirty);
         dirty.clear();
