@@ -816,21 +816,28 @@ public final class AdsEngine {
     // ------------------------------------------------------------------ pushes
 
     void markDirty(AdsStream st) {
-        if (st.dirty || st.closed) return;
-        st.dirty = true;
-        dirty.add(st);
+        if (st.closed) return;
+        if (!st.dirty) {
+            st.dirty = true;
+            dirty.add(st);
+        }
         scheduleFlush();
     }
 
+    /**
+     * Queues a flush in the queue of the running task, unless one is queued there already: a change's push does not
+     * wait for a flush queued behind the clients' requests, and a request's answer does not count on a flush in the
+     * producers' queue (the server's {@code idle()} follows each queue).
+     */
     private void scheduleFlush() {
-        if (flushScheduled || dirty.isEmpty() || !ready) return;
+        if (dirty.isEmpty() || !ready) return;
         if (inClientTask.getAsBoolean()) {
             if (lateFlushScheduled) return;
             lateFlushScheduled = true;
             executor.execute(lateFlushTask);
             return;
         }
-        // a change's push does not wait for a flush queued behind the clients' requests: it gets one of its own
+        if (flushScheduled) return;
         flushScheduled = true;
         executor.execute(flushTask);
     }

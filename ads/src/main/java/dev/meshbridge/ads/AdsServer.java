@@ -410,9 +410,9 @@ public final class AdsServer implements AutoCloseable {
             new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     /**
-     * The producers' tasks (snapshots, markReady) and the pushes they cause, in their order, run before any task of
-     * {@link #mailbox}: a change to 10,000 streams is followed by 10,000 ACKs, and the next change is not made to wait
-     * behind them. The protocol allows it: a request processed after a newer push is one that crossed that push on the
+     * The producers' tasks (snapshots, markReady) and the pushes they cause, in their order, run ahead of the tasks
+     * of {@link #mailbox} (after at most {@link #CLIENT_TURN} of them): a change to 10,000 streams is followed by
+     * 10,000 ACKs, and the next change is not made to wait behind them. The protocol allows it: a request processed after a newer push is one that crossed that push on the
      * wire, which the engine handles already (an ACK names its nonce and the version sent with it; a SotW request
      * answering an older nonce is ignored, the client repeats its subscription when it answers the newer one). Each
      * stream's own requests keep their order in {@link #mailbox}.
@@ -452,15 +452,33 @@ public final class AdsServer implements AutoCloseable {
         }
     }
 
+    /**
+     * The most client tasks that run between two producer tasks while both queues hold work: a change waits behind
+     * at most this many queued requests (not behind all of them), and the clients' requests (a new client's first
+     * subscription too) still move while changes keep coming faster than the thread serves them.
+     */
+    static final int CLIENT_TURN = 64;
+
+    /** Serving thread: client tasks run since the last producer task. */
+    private int clientsSinceChange = CLIENT_TURN;
+
     private void drainMailbox() {
         for (int i = 0; i < DRAIN_BATCH; i++) {
-            Runnable task = changes.poll();
+            Runnable task = clientsSinceChange >= CLIENT_TURN ? changes.poll() : null;
             if (task != null) {
+                clientsSinceChange = 0;
                 guarded(task);
                 continue;
             }
             task = mailbox.poll();
-            if (task == null) break;
+            if (task == null) {
+                task = changes.poll();
+                if (task == null) break;
+                clientsSinceChange = 0;
+                guarded(task);
+                continue;
+            }
+            clientsSinceChange++;
             runningClientTask = true;
             try {
                 guarded(task);
@@ -499,10 +517,11 @@ public final class AdsServer implements AutoCloseable {
      */
     public CompletableFuture<Void> idle() {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        // the first task runs after the queued work (the producers' tasks run before any client task); the flushes
-        // that work scheduled are queued ahead of the second
+        // each queue's tasks queued before this call, then the flushes they queued in their own queue: two hops
+        // through the producers' queue, then two through the clients' (a client task that finds a stream dirty still
+        // queues a flush in the clients' queue, see AdsEngine.scheduleFlush)
         try {
-            enqueue(() -> enqueue(() -> done.complete(null)));
+            enqueueChange(() -> enqueueChange(() -> fromClient(() -> fromClient(() -> done.complete(null)))));
         } catch (RejectedExecutionException e) {
             done.complete(null);
         }
