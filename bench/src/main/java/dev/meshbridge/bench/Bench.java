@@ -636,9 +636,10 @@ final class Bench {
     /**
      * The bridge side of one probe change: from just before {@code accept} until the xDS serving thread has applied the
      * snapshot carrying it (sequence {@code sequence}, handed to the servers just before this is called) and run the
-     * flush that application queued ({@code idle()} is queued right behind the application), which hands the response
-     * carrying the change to gRPC for every subscribed stream whose transport is ready; it may also include ACKs
-     * queued on the thread before that. The transport threads write the responses to the sockets after that, and the
+     * flush that application queued ({@code XdsServer.pushed()} is queued right behind the application), which hands
+     * the response carrying the change to gRPC for every subscribed stream whose transport is ready; it includes at
+     * most 64 of the ACKs queued on the thread before that (the serving thread runs producers' tasks ahead of them,
+     * see {@code AdsServer}), not the others. The transport threads write the responses to the sockets after that, and the
      * clients read them; neither is in this figure. Where the server put the application off (a sidecar translation
      * spaced out; never for a changed service), it asks again every 5 ms, for at most 60 s.
      */
