@@ -2,8 +2,6 @@ package dev.meshbridge.ads;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.StringValue;
 import dev.meshbridge.core.util.Hash64;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
@@ -130,14 +128,6 @@ class AdsChangesFirstTest {
         return new AdsDrainTest.Thing("a", value);
     }
 
-    private static String body(com.google.protobuf.Any any) {
-        try {
-            return any.unpack(StringValue.class).getValue();
-        } catch (InvalidProtocolBufferException e) {
-            throw new AssertionError(e);
-        }
-    }
-
     private double count(String meter) {
         return meters.counter("meshbridge.first." + meter, "type", "thing").count();
     }
@@ -229,7 +219,7 @@ class AdsChangesFirstTest {
         for (var s : deltas) {
             DeltaDiscoveryResponse r = s.next();
             assertThat(r.getResources(0).getVersion()).isEqualTo(v2);
-            assertThat(body(r.getResources(0).getResource())).isEqualTo("a=2");
+            assertThat(AdsFanOutTest.body(r.getResources(0).getResource())).isEqualTo("a=2");
             s.requests.onNext(DeltaDiscoveryRequest.newBuilder()
                     .setTypeUrl(THING.typeUrl())
                     .setResponseNonce(r.getNonce())
@@ -237,9 +227,7 @@ class AdsChangesFirstTest {
         }
         for (var s : sotws) {
             DiscoveryResponse r = s.next();
-            assertThat(r.getResourcesList())
-                    .extracting(AdsChangesFirstTest::body)
-                    .containsExactly("a=2");
+            assertThat(r.getResourcesList()).extracting(AdsFanOutTest::body).containsExactly("a=2");
             s.requests.onNext(DiscoveryRequest.newBuilder()
                     .setTypeUrl(THING.typeUrl())
                     .addResourceNames("a")
@@ -306,7 +294,7 @@ class AdsChangesFirstTest {
                 .build());
 
         DeltaDiscoveryResponse r = s.next();
-        assertThat(body(r.getResources(0).getResource())).isEqualTo("a=1");
+        assertThat(AdsFanOutTest.body(r.getResources(0).getResource())).isEqualTo("a=1");
         server.idle().get(60, TimeUnit.SECONDS);
         assertThat(server.query(() -> ran[0])).as("the flood was running").isPositive();
     }
