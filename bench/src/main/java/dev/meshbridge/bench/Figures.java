@@ -518,7 +518,14 @@ final class Figures {
                 + " writes, not the clients): p50 "
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p50")) + ", p99 "
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p99")) + " over "
-                + fmt("%.0f", num(w.report, "bridge.probeHandoff.count")) + " probe changes.";
+                + fmt("%.0f", num(w.report, "bridge.probeHandoff.count")) + " probe changes"
+                + (w.report.containsKey("bridge.probeHandoffCpu.p99")
+                        ? "; the xDS serving thread's CPU in that time (what it did before the push was out, whatever the"
+                                + " wait for a core added): p50 "
+                                + fmt("%.0f ms", num(w.report, "bridge.probeHandoffCpu.p50"))
+                                + ", p99 " + fmt("%.0f ms", num(w.report, "bridge.probeHandoffCpu.p99"))
+                        : "")
+                + ".";
     }
 
     /** Latency compared only when the baseline held as many streams; heap per stream held in any case. */
