@@ -373,8 +373,8 @@ public final class AdsServer implements AutoCloseable {
 
     /**
      * Runs a producer's task on the serving thread (a snapshot, {@link #markReady}); a task that throws is logged and
-     * the state kept. Ignored after close. It runs after every producer task queued before it, and before the
-     * clients' requests already queued (see {@link #changes}).
+     * the state kept. Ignored after close. It runs after every producer task queued before it, and after at most
+     * {@link #CLIENT_TURN} of the clients' requests already queued (see {@link #changes}).
      */
     public void execute(Runnable task) {
         try {
@@ -412,10 +412,11 @@ public final class AdsServer implements AutoCloseable {
     /**
      * The producers' tasks (snapshots, markReady) and the pushes they cause, in their order, run ahead of the tasks
      * of {@link #mailbox} (after at most {@link #CLIENT_TURN} of them): a change to 10,000 streams is followed by
-     * 10,000 ACKs, and the next change is not made to wait behind them. The protocol allows it: a request processed after a newer push is one that crossed that push on the
-     * wire, which the engine handles already (an ACK names its nonce and the version sent with it; a SotW request
-     * answering an older nonce is ignored, the client repeats its subscription when it answers the newer one). Each
-     * stream's own requests keep their order in {@link #mailbox}.
+     * 10,000 ACKs, and the next change is not made to wait behind them. The protocol allows it: a request handled
+     * after a newer push is one that crossed that push on the wire, which the engine handles already (an ACK or NACK
+     * names its nonce and is matched to the version sent with it; a SotW request answering an older nonce is
+     * recorded as the ACK or NACK of that response and its subscription change ignored, the client repeats its
+     * subscription when it answers the newer one). Each stream's own requests keep their order in {@link #mailbox}.
      */
     private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> changes =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -531,7 +532,7 @@ public final class AdsServer implements AutoCloseable {
     /**
      * Completes once the producers' tasks queued before this call have run and the pushes they caused were handed to
      * gRPC for every stream whose transport was ready; unlike {@link #idle()}, it does not wait for the clients'
-     * requests queued meanwhile, which the serving thread runs after the producers' tasks.
+     * requests queued meanwhile (at most {@link #CLIENT_TURN} of them run between two producer tasks).
      */
     public CompletableFuture<Void> pushed() {
         CompletableFuture<Void> done = new CompletableFuture<>();

@@ -27,12 +27,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A producer's change does not wait behind the clients' requests already queued on the serving thread, and those
- * requests still take effect, and still move while changes keep coming: a thousand ACKs and NACKs of a response are queued (the serving thread is held while
- * they arrive; a thousand streams), a change is handed, and the change is applied and pushed before any of them is handled; then every
- * ACK and NACK of the older response is recorded as for a response that crossed the newer one on the wire, and the
- * clients ACK the newer response. And while producer tasks keep coming, a client's
- * first subscription is still answered. Real gRPC transport, raw ADS streams (Delta and SotW) sharing a few connections.
+ * A producer's change does not wait behind the clients' requests already queued on the serving thread, those requests
+ * still take effect, and they still move while changes keep coming. A thousand streams answer a response with ACKs and
+ * NACKs while the serving thread is held, a change is handed after them, and the change is applied and pushed after at
+ * most {@link AdsServer#CLIENT_TURN} of them; then every ACK and NACK of the older response is recorded as for a
+ * response that crossed the newer one on the wire, the rejected version is not sent again, and the clients ACK the
+ * newer response. And while producer tasks keep coming, a new client's first subscription is still answered. Real
+ * gRPC transport, raw ADS streams (Delta and SotW) sharing a few connections.
  */
 class AdsChangesFirstTest {
 

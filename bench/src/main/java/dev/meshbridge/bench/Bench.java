@@ -659,8 +659,8 @@ final class Bench {
      * flush that application queued ({@code XdsServer.pushed()} is queued right behind the application), which hands
      * the response carrying the change to gRPC for every subscribed stream whose transport is ready; it includes at
      * most 64 of the ACKs queued on the thread before that (the serving thread runs producers' tasks ahead of them,
-     * see {@code AdsServer}), not the others. The transport threads write the responses to the sockets after that, and the
-     * clients read them; neither is in this figure. Where the server put the application off (a sidecar translation
+     * see {@code AdsServer}), not the others. The transport threads write the responses to the sockets after that,
+     * and the clients read them; neither is in this figure. Where the server put the application off (a sidecar translation
      * spaced out; never for a changed service), it asks again every 5 ms, for at most 60 s.
      */
     private static void handoff(
