@@ -121,6 +121,7 @@ public final class AdsServer implements AutoCloseable {
                 new GuardedExecutor(),
                 options.minPushInterval(),
                 options.limits());
+        engine.clientTasks(() -> runningClientTask);
     }
 
     public AdsOptions options() {
@@ -370,8 +371,21 @@ public final class AdsServer implements AutoCloseable {
         execute(() -> engine.markReady(why));
     }
 
-    /** Runs a task on the serving thread; a task that throws is logged and the state kept. Ignored after close. */
+    /**
+     * Runs a producer's task on the serving thread (a snapshot, {@link #markReady}); a task that throws is logged and
+     * the state kept. Ignored after close. It runs after every producer task queued before it, and after at most
+     * {@link #CLIENT_TURN} of the clients' requests already queued (see {@link #changes}).
+     */
     public void execute(Runnable task) {
+        try {
+            enqueueChange(task);
+        } catch (RejectedExecutionException e) {
+            // closed
+        }
+    }
+
+    /** Runs a client's callback (a request, an ACK, ready, cancel) on the serving thread, behind every one before. */
+    private void fromClient(Runnable task) {
         try {
             enqueue(task);
         } catch (RejectedExecutionException e) {
@@ -380,28 +394,55 @@ public final class AdsServer implements AutoCloseable {
     }
 
     /**
-     * The most tasks of {@link #mailbox} one drain runs before the scheduler's due timers get their turn.
+     * The most tasks of {@link #changes} and {@link #mailbox} one drain runs before the scheduler's due timers get
+     * their turn.
      */
     static final int DRAIN_BATCH = 256;
 
     /**
-     * Tasks for the serving thread in arrival order, run by one drain task at a time on the scheduler. Every request,
-     * ACK and ready callback of every stream comes through here: a lock-free FIFO costs each a queue node, where the
-     * scheduler's queue is a delay heap under one lock (about log2(queued) comparisons per task on both sides, 13 with
-     * 10,000 ACKs queued after a change to 10,000 streams). It holds what the scheduler's queue held before: at most
-     * a request per stream (requests are read one at a time) and the producers' snapshots.
+     * The clients' tasks in arrival order, run by one drain task at a time on the scheduler: every request, ACK, ready
+     * and cancel callback of every stream, and {@link #idle()} and the debug pages' queries. A lock-free FIFO costs
+     * each a queue node, where the scheduler's queue is a delay heap under one lock (about log2(queued) comparisons
+     * per task on both sides, 13 with 10,000 ACKs queued after a change to 10,000 streams). It holds at most a request
+     * per stream (requests are read one at a time) and their follow-ups.
      */
     private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> mailbox =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    /**
+     * The producers' tasks (snapshots, markReady) and the pushes they cause, in their order, run ahead of the tasks
+     * of {@link #mailbox} (after at most {@link #CLIENT_TURN} of them): a change to 10,000 streams is followed by
+     * 10,000 ACKs, and the next change is not made to wait behind them. The protocol allows it: a request handled
+     * after a newer push is one that crossed that push on the wire, which the engine handles already (an ACK or NACK
+     * names its nonce and is matched to the version sent with it; a SotW request answering an older nonce is
+     * recorded as the ACK or NACK of that response and its subscription change ignored, the client repeats its
+     * subscription when it answers the newer one). Each stream's own requests keep their order in {@link #mailbox}.
+     */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> changes =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    /** Serving thread: the running task came from {@link #mailbox}, so the work it queues goes there too. */
+    private boolean runningClientTask;
 
     private final java.util.concurrent.atomic.AtomicBoolean drainQueued =
             new java.util.concurrent.atomic.AtomicBoolean();
     private final Runnable drain = this::drainMailbox;
 
-    /** Queues a task behind every task queued before it; refuses it once the serving thread is shut down. */
+    /** Queues a task behind every client task queued before it; refuses it once the serving thread is shut down. */
     private void enqueue(Runnable task) {
         if (executor.isShutdown()) throw new RejectedExecutionException("closed");
         mailbox.add(task);
+        scheduleDrain();
+    }
+
+    /** Queues a task behind every producer task queued before it, ahead of the clients' tasks. */
+    private void enqueueChange(Runnable task) {
+        if (executor.isShutdown()) throw new RejectedExecutionException("closed");
+        changes.add(task);
+        scheduleDrain();
+    }
+
+    private void scheduleDrain() {
         if (drainQueued.compareAndSet(false, true)) {
             try {
                 executor.execute(drain);
@@ -412,21 +453,54 @@ public final class AdsServer implements AutoCloseable {
         }
     }
 
+    /**
+     * The most client tasks that run between two producer tasks while both queues hold work: a change waits behind
+     * at most this many queued requests (not behind all of them), and the clients' requests (a new client's first
+     * subscription too) still move while changes keep coming faster than the thread serves them.
+     */
+    static final int CLIENT_TURN = 64;
+
+    /** Serving thread: client tasks run since the last producer task. */
+    private int clientsSinceChange = CLIENT_TURN;
+
     private void drainMailbox() {
         for (int i = 0; i < DRAIN_BATCH; i++) {
-            Runnable task = mailbox.poll();
-            if (task == null) break;
-            guarded(task);
+            Runnable task = clientsSinceChange >= CLIENT_TURN ? changes.poll() : null;
+            if (task != null) {
+                clientsSinceChange = 0;
+                guarded(task);
+                continue;
+            }
+            task = mailbox.poll();
+            if (task == null) {
+                task = changes.poll();
+                if (task == null) break;
+                clientsSinceChange = 0;
+                guarded(task);
+                continue;
+            }
+            clientsSinceChange++;
+            runningClientTask = true;
+            try {
+                guarded(task);
+            } finally {
+                runningClientTask = false;
+            }
         }
         drainQueued.set(false);
         // a task added after the last poll saw the drain still queued and left it to this check
-        if (!mailbox.isEmpty() && drainQueued.compareAndSet(false, true)) {
+        if ((!changes.isEmpty() || !mailbox.isEmpty()) && drainQueued.compareAndSet(false, true)) {
             try {
                 executor.execute(drain);
             } catch (RejectedExecutionException e) {
                 drainQueued.set(false); // closed: what is left is dropped, as execute() drops it after close
             }
         }
+    }
+
+    /** How many tasks wait for the serving thread (tests: the clients' requests have arrived). */
+    int queued() {
+        return changes.size() + mailbox.size();
     }
 
     /** Runs a task on the serving thread after {@code delay}, guarded as {@link #execute}. Ignored after close. */
@@ -439,14 +513,31 @@ public final class AdsServer implements AutoCloseable {
     }
 
     /**
-     * Completes once the serving thread has done everything queued before this call, and the pushes that work
-     * caused (tests and the benchmark wait on it instead of sleeping).
+     * Completes once the serving thread has done everything queued before this call (the producers' tasks and the
+     * clients' requests), and the pushes that work caused (tests wait on it instead of sleeping).
      */
     public CompletableFuture<Void> idle() {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        // the first task runs after the queued work; the flush that work scheduled is queued behind it
+        // each queue's tasks queued before this call, then the flushes they queued in their own queue: two hops
+        // through the producers' queue, then two through the clients' (a client task that finds a stream dirty still
+        // queues a flush in the clients' queue, see AdsEngine.scheduleFlush)
         try {
-            enqueue(() -> enqueue(() -> done.complete(null)));
+            enqueueChange(() -> enqueueChange(() -> fromClient(() -> fromClient(() -> done.complete(null)))));
+        } catch (RejectedExecutionException e) {
+            done.complete(null);
+        }
+        return done;
+    }
+
+    /**
+     * Completes once the producers' tasks queued before this call have run and the pushes they caused were handed to
+     * gRPC for every stream whose transport was ready; unlike {@link #idle()}, it does not wait for the clients'
+     * requests queued meanwhile (at most {@link #CLIENT_TURN} of them run between two producer tasks).
+     */
+    public CompletableFuture<Void> pushed() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        try {
+            enqueueChange(() -> enqueueChange(() -> done.complete(null)));
         } catch (RejectedExecutionException e) {
             done.complete(null);
         }
@@ -521,7 +612,10 @@ public final class AdsServer implements AutoCloseable {
 
         @Override
         public void execute(Runnable command) {
-            AdsServer.this.execute(command);
+            // the engine's follow-up work (a flush) stays in the lane of the task that caused it: a change's push goes
+            // out before the queued requests, the flush after a request is batched with the requests queued with it
+            if (runningClientTask) fromClient(command);
+            else AdsServer.this.execute(command);
         }
 
         @Override
@@ -650,9 +744,9 @@ public final class AdsServer implements AutoCloseable {
         st.onClose = () -> streamsByConnection.computeIfPresent(connection, (k, v) -> v <= 1 ? null : v - 1);
         call.disableAutoRequest();
         RequestRate rate = new RequestRate(limits.maxRequestsPerSecond());
-        call.setOnReadyHandler(() -> execute(() -> engine.markDirty(st)));
-        call.setOnCancelHandler(() -> execute(() -> engine.unregister(st, Status.CANCELLED.asRuntimeException())));
-        execute(() -> {
+        call.setOnReadyHandler(() -> fromClient(() -> engine.markDirty(st)));
+        call.setOnCancelHandler(() -> fromClient(() -> engine.unregister(st, Status.CANCELLED.asRuntimeException())));
+        fromClient(() -> {
             if (draining()) {
                 refuseLate(st); // admitted just as the drain began, after its streams were ended
                 return;
@@ -663,7 +757,7 @@ public final class AdsServer implements AutoCloseable {
         return new StreamObserver<>() {
             @Override
             public void onNext(Q request) {
-                execute(() -> {
+                fromClient(() -> {
                     onRequest.accept(st, request);
                     readNext(st, call, rate);
                 });
@@ -671,12 +765,12 @@ public final class AdsServer implements AutoCloseable {
 
             @Override
             public void onError(Throwable t) {
-                execute(() -> engine.unregister(st, t));
+                fromClient(() -> engine.unregister(st, t));
             }
 
             @Override
             public void onCompleted() {
-                execute(() -> {
+                fromClient(() -> {
                     engine.unregister(st, null);
                     if (!st.closed || !call.isCancelled()) call.onCompleted();
                 });

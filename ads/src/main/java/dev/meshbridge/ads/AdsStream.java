@@ -117,7 +117,14 @@ final class AdsStream {
         for (TypeState s : states) {
             if (s != null) action.accept(s);
         }
-        for (TypeState s : unknown.values()) action.accept(s);
+        if (!unknown.isEmpty()) {
+            for (TypeState s : unknown.values()) action.accept(s);
+        }
+    }
+
+    /** The states of the served types, by type URL ordinal (null where not asked for); the serving thread reads it. */
+    TypeState[] states() {
+        return states;
     }
 
     TypeState state(int urlOrdinal) {

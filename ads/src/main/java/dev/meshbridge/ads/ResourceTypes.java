@@ -79,6 +79,11 @@ public final class ResourceTypes {
     }
 
     int ordinal(ResourceType type) {
+        // the serving thread asks this for every push and ACK (metrics, indexes): the server's own type objects are
+        // found by identity, without hashing a record (its name and every type URL) into a map
+        for (int i = 0; i < pushOrder.size(); i++) {
+            if (pushOrder.get(i) == type) return i;
+        }
         Integer o = ordinals.get(type);
         if (o == null) throw new IllegalArgumentException(type.name() + " is not one of this server's types");
         return o;

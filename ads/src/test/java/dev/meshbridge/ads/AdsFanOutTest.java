@@ -100,7 +100,7 @@ class AdsFanOutTest {
         server.idle().join();
     }
 
-    private static String body(Any any) {
+    static String body(Any any) {
         try {
             return any.unpack(StringValue.class).getValue();
         } catch (InvalidProtocolBufferException e) {

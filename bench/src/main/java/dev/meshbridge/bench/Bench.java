@@ -597,13 +597,18 @@ final class Bench {
         int count = (int) Math.round(load.rate() * load.bigSeconds());
         SpiDriver driver = new SpiDriver(spi, target.aggregator(), world, timedIds::getAndIncrement, 31);
         List<Long> handoffs = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Long> handoffCpu = java.util.Collections.synchronizedList(new ArrayList<>());
         if (target.xdsServed() != null) {
             String probeHost = spi.host(spi.probe());
+            long xdsThread = threadId("meshbridge-xds");
             // callbacks, no thread per probe change: the aggregator's publication of the snapshot carrying it, then
-            // the xDS serving thread's idle() (polling every 0.5 ms per probe in flight cost wake-ups on the cores the
-            // window measures)
-            driver.probes(
-                    (id, t0) -> target.whenCarried(probeHost, id, s -> handoff(target, s.sequence(), t0, handoffs)));
+            // the xDS serving thread's pushed() (polling every 0.5 ms per probe in flight cost wake-ups on the cores
+            // the window measures)
+            driver.probes((id, t0) -> {
+                long cpu0 = xdsThread < 0 ? -1 : ThreadCost.THREADS.getThreadCpuTime(xdsThread);
+                target.whenCarried(
+                        probeHost, id, s -> handoff(target, s.sequence(), t0, handoffs, xdsThread, cpu0, handoffCpu));
+            });
         }
         window(
                 side,
@@ -628,6 +633,21 @@ final class Bench {
                     side.big.report.get("bridge.probeHandoff.p50"),
                     side.big.report.get("bridge.probeHandoff.p99"));
         }
+        if (!handoffCpu.isEmpty()) {
+            List<Double> ms = new ArrayList<>();
+            synchronized (handoffCpu) {
+                for (long n : handoffCpu) ms.add(n / 1e6);
+            }
+            java.util.Collections.sort(ms);
+            side.big.report.put("bridge.probeHandoffCpu.p50", fmt3(ms.get((int) Math.floor(0.5 * (ms.size() - 1)))));
+            side.big.report.put("bridge.probeHandoffCpu.p99", fmt3(ms.get((int) Math.ceil(0.99 * (ms.size() - 1)))));
+            log(
+                    "%s: many-streams: CPU of the xDS serving thread from a probe change to its push handed to gRPC at"
+                            + " every stream p50 %s p99 %s ms",
+                    side.name,
+                    side.big.report.get("bridge.probeHandoffCpu.p50"),
+                    side.big.report.get("bridge.probeHandoffCpu.p99"));
+        }
         world.call(LONG, "fleet-close");
     }
 
@@ -638,23 +658,37 @@ final class Bench {
     /**
      * The bridge side of one probe change: from just before {@code accept} until the xDS serving thread has applied the
      * snapshot carrying it (sequence {@code sequence}, handed to the servers just before this is called) and run the
-     * flush that application queued ({@code idle()} is queued right behind the application), which hands the response
-     * carrying the change to gRPC for every subscribed stream whose transport is ready; it may also include ACKs
-     * queued on the thread before that. The transport threads write the responses to the sockets after that, and the
-     * clients read them; neither is in this figure. Where the server put the application off (a sidecar translation
+     * flush that application queued ({@code XdsServer.pushed()} is queued right behind the application), which hands
+     * the response carrying the change to gRPC for every subscribed stream whose transport is ready; it includes at
+     * most 64 of the ACKs queued on the thread before that (the serving thread runs producers' tasks ahead of them,
+     * see {@code AdsServer}), not the others. The transport threads write the responses to the sockets after that,
+     * and the clients read them; neither is in this figure. Where the server put the application off (a sidecar translation
      * spaced out; never for a changed service), it asks again every 5 ms, for at most 60 s.
      */
-    private static void handoff(Target target, long sequence, long t0, List<Long> out) {
+    private static void handoff(
+            Target target, long sequence, long t0, List<Long> out, long cpuThread, long cpu0, List<Long> cpuOut) {
         target.xdsIdle().thenRun(() -> {
             long now = System.nanoTime();
             if (target.xdsServed().getAsLong() >= sequence) {
                 out.add(now - t0);
+                // the serving thread's CPU meanwhile: what it had to do before the push was out (its own share of the
+                // latency, whatever the wait for a core added)
+                if (cpu0 >= 0) cpuOut.add(ThreadCost.THREADS.getThreadCpuTime(cpuThread) - cpu0);
             } else if (now - t0 < TimeUnit.SECONDS.toNanos(60)) {
                 CompletableFuture.runAsync(
-                        () -> handoff(target, sequence, t0, out),
+                        () -> handoff(target, sequence, t0, out, cpuThread, cpu0, cpuOut),
                         CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS));
             }
         });
+    }
+
+    /** The id of the live thread with this name, or -1. */
+    private static long threadId(String name) {
+        for (java.lang.management.ThreadInfo t :
+                ThreadCost.THREADS.getThreadInfo(ThreadCost.THREADS.getAllThreadIds())) {
+            if (t != null && t.getThreadName().equals(name)) return t.getThreadId();
+        }
+        return -1;
     }
 
     // ------------------------------------------------------------------ ZooKeeper

@@ -76,6 +76,8 @@ final class BridgeTarget extends Target {
 
     @Override
     java.util.concurrent.CompletableFuture<Void> xdsIdle() {
-        return xds.idle();
+        // the snapshots handed so far applied and their pushes handed to gRPC; not the ACKs queued meanwhile, which
+        // the serving thread handles after the producers' tasks
+        return xds.pushed();
     }
 }

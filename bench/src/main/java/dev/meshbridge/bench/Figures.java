@@ -513,11 +513,19 @@ final class Figures {
         if (!w.report.containsKey("bridge.probeHandoff.p99")) return "";
         return " **Bridge side** (a probe change from just before the aggregator's accept until the xDS thread had"
                 + " applied the snapshot holding it and run the push that queued, handing the response to gRPC for every"
-                + " stream, with whatever ACKs were queued before; taken from callbacks, no polling; not the socket"
+                + " stream; the serving thread runs a change after at most 64 of the ACKs queued before it, and the"
+                + " figure does not wait for the rest; taken from callbacks, no polling; not the socket"
                 + " writes, not the clients): p50 "
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p50")) + ", p99 "
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p99")) + " over "
-                + fmt("%.0f", num(w.report, "bridge.probeHandoff.count")) + " probe changes.";
+                + fmt("%.0f", num(w.report, "bridge.probeHandoff.count")) + " probe changes"
+                + (w.report.containsKey("bridge.probeHandoffCpu.p99")
+                        ? "; the xDS serving thread's CPU in that time (what it did before the push was out, whatever the"
+                                + " wait for a core added): p50 "
+                                + fmt("%.0f ms", num(w.report, "bridge.probeHandoffCpu.p50"))
+                                + ", p99 " + fmt("%.0f ms", num(w.report, "bridge.probeHandoffCpu.p99"))
+                        : "")
+                + ".";
     }
 
     /** Latency compared only when the baseline held as many streams; heap per stream held in any case. */

@@ -170,9 +170,20 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         return servedSequence;
     }
 
-    /** Completes once the server has applied everything handed to it so far and pushed what that changed. */
+    /**
+     * Completes once the server has applied everything handed to it so far and pushed what that changed, and has
+     * handled the clients' requests queued before this call.
+     */
     public CompletableFuture<Void> idle() {
         return ads.idle();
+    }
+
+    /**
+     * Completes once the server has applied every snapshot handed to it so far and handed the pushes they caused to
+     * gRPC; the clients' requests (ACKs) queued meanwhile are handled after that (see {@link AdsServer#pushed()}).
+     */
+    public CompletableFuture<Void> pushed() {
+        return ads.pushed();
     }
 
     /** The current {@code /debug/xds} view; waits up to 5 s for the server's thread. */
