@@ -338,12 +338,12 @@ final class Figures {
                 + " service (JMH: " + jmh("TranslatorBenchmark.envoyEndpointChange")
                 + " for one"
                 + " service of " + r.load.instances() + " endpoints); keeping the built `LbEndpoint` of each unchanged"
-                + " `Endpoint` (an immutable record, a good cache key) would leave one endpoint to build.";
+                + " `Endpoint` (immutable, a good cache key) would leave one endpoint to build.";
         if (factor >= 2) {
             return fmt(
                             ": %.1fx less per change. The same work costs several times more when each change arrives alone:"
-                                    + " three threads wake up for it (the aggregator's coalescing timer, then the xDS and the MCP"
-                                    + " thread) and run it on cold caches on a machine where other processes run in between"
+                                    + " three threads wake up for it (the aggregator for the event, which it publishes at once,"
+                                    + " then the xDS and the MCP thread) and run it on cold caches on a machine where other processes run in between"
                                     + " (load average %s).",
                             factor, r.machine.loadAverage())
                     + where
