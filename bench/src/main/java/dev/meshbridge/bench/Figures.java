@@ -92,8 +92,10 @@ final class Figures {
         String streams = p.equals("all") ? "" : p + " ";
         return "Per change, until every subscribed " + streams + "stream had it: " + latency(m, p + ".toAll") + " over "
                 + fmt("%.0f", num(m, p + ".toAll.count")) + " changes; per delivery: " + latency(m, p + ".delivery")
-                + " over " + fmt("%.0f", num(m, p + ".delivery.count")) + " deliveries. The aggregator's coalescing "
-                + "alone holds each change 10 ms (quiet period) to 50 ms (maximum delay).";
+                + " over " + fmt("%.0f", num(m, p + ".delivery.count"))
+                + " deliveries. The aggregator publishes a change that comes at least its quiet period (10 ms) after"
+                + " the one before at once, and holds one that comes sooner until no change came for 10 ms, at most 50 ms"
+                + " (maximum delay).";
     }
 
     private String probe(Map<String, String> m, String p) {
