@@ -64,6 +64,13 @@ public final class PackedBytes {
     /** Per hash of 4 bytes, the last position (in dictionary + input) that started with them, +1; 0 for none. */
     private final int[] table = new int[1 << HASH_BITS];
 
+    /**
+     * Scratch arrays kept from one resource to the next up to this size; a larger resource (a sidecar route
+     * configuration over every service) gets arrays of its own, dropped after it, so that the packer does not hold
+     * twice the largest resource it has seen.
+     */
+    static final int KEPT_SCRATCH = 1 << 16;
+
     private byte[] window = new byte[4096];
     private byte[] out = new byte[4096];
 
@@ -132,7 +139,15 @@ public final class PackedBytes {
             literalStart = end;
         }
         o = literals(w, literalStart, n, o);
-        return Arrays.copyOf(out, o);
+        byte[] packed = Arrays.copyOf(out, o);
+        if (window.length > KEPT_SCRATCH) window = new byte[4096];
+        if (out.length > KEPT_SCRATCH) out = new byte[4096];
+        return packed;
+    }
+
+    /** The bytes of scratch arrays the packer holds between resources. */
+    int scratchBytes() {
+        return window.length + out.length;
     }
 
     private int literals(byte[] w, int from, int to, int o) {

@@ -75,6 +75,21 @@ class PackedBytesTest {
         }
     }
 
+    /** A resource of megabytes (a sidecar route configuration over every service) leaves no large scratch behind. */
+    @Test
+    void aLargeResource_leavesNoLargeScratchArraysBehind() {
+        byte[] large = new byte[3_000_000];
+        Random random = new Random(3);
+        for (int at = 0; at < large.length; at += 50) {
+            byte[] piece = ("virtual host " + random.nextInt(100_000) + ".example outbound|80||")
+                    .getBytes(StandardCharsets.UTF_8);
+            System.arraycopy(piece, 0, large, at, Math.min(piece.length, large.length - at));
+        }
+        roundTrips(large);
+        assertThat(packer.scratchBytes()).isLessThanOrEqualTo(2 * PackedBytes.KEPT_SCRATCH);
+        roundTrips("after it, small ones as before".getBytes(StandardCharsets.UTF_8));
+    }
+
     @Test
     void anEmptyDictionary_andOnlyTheDictionary_roundTrip() {
         PackedBytes.Dictionary empty = PackedBytes.Dictionary.of();
