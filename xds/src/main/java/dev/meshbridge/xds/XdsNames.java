@@ -45,7 +45,7 @@ public final class XdsNames {
         return "grpc|" + port + "||" + host;
     }
 
-    /** The sidecar cluster of the same port as a proxyless gRPC cluster ({@link #grpcCluster}), or null for another name. */
+    /** The sidecar cluster of the port of a proxyless gRPC cluster ({@link #grpcCluster}); null for another name. */
     static String sidecarOfGrpcCluster(String name) {
         return name.startsWith("grpc|") ? "outbound|" + name.substring("grpc|".length()) : null;
     }

@@ -77,7 +77,10 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
         return wildcard;
     }
 
-    /** The serialized resource (the {@code value} of the {@link #any()} clients receive); unpacked at each call when held packed. */
+    /**
+     * The serialized resource (the {@code value} of the {@link #any()} clients receive), unpacked at each call when
+     * held packed.
+     */
     public ByteString value() {
         if (body instanceof ByteString b) return b;
         // a new array at each call, never touched again

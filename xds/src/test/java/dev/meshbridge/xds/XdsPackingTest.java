@@ -67,28 +67,26 @@ class XdsPackingTest {
     @Test
     void everyShapeTheTranslatorsMake_comesBackAsTheSameBytes() {
         Random random = new Random(8);
-        Protocol[] protocols = Protocol.values();
         int resources = 0;
         for (EnvoyTranslator.Options options : ShapeBytesTest.OPTIONS) {
             for (boolean byShape : new boolean[] {true, false}) {
                 EnvoyTranslator translator = new EnvoyTranslator(options, byShape);
                 TreeMap<String, EnvoySidecarTranslator.Entry> entries = new TreeMap<>();
                 for (int s = 0; s < 60; s++) {
-                    String host = "svc" + s + "." + "a".repeat(random.nextInt(140)) + ".example";
-                    Map<Integer, ServicePort> ports = new TreeMap<>();
-                    int count = 1 + random.nextInt(4);
-                    for (int p = 0; p < count; p++) {
-                        int number = 1 + random.nextInt(65535);
-                        ports.put(
-                                number, new ServicePort("p" + p, number, protocols[random.nextInt(protocols.length)]));
-                    }
-                    int endpoints = s % 10 == 0 ? 300 : random.nextInt(12);
-                    MeshService service =
-                            ShapeBytesTest.service(host, new ArrayList<>(ports.values()), endpoints, random);
+                    // every protocol, locality, weight and health; and large ones with long hosts (two-byte lengths)
+                    MeshService service = s % 10 == 0
+                            ? ShapeBytesTest.service(
+                                    "svc" + s + "." + "a".repeat(random.nextInt(140)) + ".example",
+                                    List.of(
+                                            new ServicePort("grpc", 50051, Protocol.GRPC),
+                                            new ServicePort("http", 80, Protocol.HTTP)),
+                                    300,
+                                    random)
+                            : ConformanceRulesTest.generated(random, s);
                     ServiceResources r = translator.translate(service);
                     holdsTheSameBytes(r.resources());
                     resources += r.resources().size();
-                    entries.put(host, EnvoySidecarTranslator.entry(service, r));
+                    entries.put(service.host(), EnvoySidecarTranslator.entry(service, r));
                 }
                 // the proxyless load assignment that shares the sidecar one's endpoints (a rope)
                 ServicePort http = new ServicePort("http", 8080, Protocol.HTTP);
@@ -163,7 +161,7 @@ class XdsPackingTest {
         assertThat(proxyless.sharing(sidecar, sidecar.packed(packer))).isNull();
     }
 
-    /** What the form is for: the clusters and load assignments of a usual service are held in a fraction of their bytes. */
+    /** What the form is for: the resources of a usual service are held in a fraction of their bytes. */
     @Test
     void aUsualServicesResources_areHeldInAFractionOfTheirBytes() {
         ServicePort http = new ServicePort("http", 80, Protocol.HTTP);
