@@ -90,6 +90,29 @@ class PackedBytesTest {
         roundTrips("after it, small ones as before".getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * The packer keeps its hash table and scratch arrays from one resource to the next: nothing of one resource may
+     * reach the next one's packed form, which must be what a new packer makes, also after a resource large enough to
+     * replace the scratch arrays.
+     */
+    @Test
+    void aReusedPacker_packsEachResourceAsANewOneWould() {
+        Random random = new Random(11);
+        String[] words = {"outbound|", "8080", "||", "svc-", ".example", "type.googleapis.com/example.v1.Thing"};
+        for (int i = 0; i < 300; i++) {
+            StringBuilder text = new StringBuilder();
+            int size = i == 150 ? 200_000 : random.nextInt(800);
+            while (text.length() < size)
+                text.append(words[random.nextInt(words.length)]).append(random.nextInt(50));
+            byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
+            byte[] reused = packer.pack(bytes, bytes.length);
+            assertThat(reused)
+                    .as("resource %d, %d bytes", i, bytes.length)
+                    .isEqualTo(new PackedBytes(DICTIONARY).pack(bytes, bytes.length));
+            assertThat(PackedBytes.unpack(reused, DICTIONARY)).isEqualTo(bytes);
+        }
+    }
+
     @Test
     void anEmptyDictionary_andOnlyTheDictionary_roundTrip() {
         PackedBytes.Dictionary empty = PackedBytes.Dictionary.of();
