@@ -15,7 +15,7 @@ import java.util.Map;
  * A diagnostic next to {@link HeapProbe}: reads a heap dump ({@code jcmd <pid> GC.heap_dump -all=false FILE}, HPROF
  * format, one file under 2 GB) and says who holds the bytes. Each object is charged to its first referrer in the dump,
  * followed up to the nearest object of a {@code dev.meshbridge} class (at most 12 steps), and the shallow bytes are
- * summed by that owner, the field it is reached through and the object's class: {@code byte[] <= xds.XdsResource.value}
+ * summed by that owner, the field it is reached through and the object's class: {@code byte[] <= xds.XdsResource.body}
  * are the bytes of served xDS resources, whoever else refers to them. An object referred to from several places is
  * charged once, to the first referrer the dump lists, so a shared string shows under one of its holders. Sizes assume
  * compressed pointers and class pointers (12-byte headers, 4-byte references, 8-byte alignment), as a heap under 32 GB

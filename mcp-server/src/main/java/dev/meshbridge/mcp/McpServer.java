@@ -7,6 +7,7 @@ import dev.meshbridge.ads.AdsClientView;
 import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.ads.AdsOptions;
 import dev.meshbridge.ads.AdsServer;
+import dev.meshbridge.ads.PackedBytes;
 import dev.meshbridge.ads.ServerTls;
 import dev.meshbridge.core.admin.DebugSource;
 import dev.meshbridge.core.aggregate.SnapshotListener;
@@ -91,7 +92,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     private final Set<String> conflicted = new HashSet<>();
     /** Packs every served resource's bytes (scratch arrays reused from one resource to the next). */
-    private final PackedBytes packer = new PackedBytes();
+    private final PackedBytes packer = new PackedBytes(ServiceEntryTranslator.DICTIONARY);
     /** Translations made over the served bytes of the service's last one (tests check the path is taken). */
     private long reused;
 
@@ -274,7 +275,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
         /** The serialized MCP {@code Resource}, unpacked (a new copy at each call). */
         ByteString wire() {
-            return UnsafeByteOperations.unsafeWrap(PackedBytes.unpack(packed)); // the array is never touched again
+            return UnsafeByteOperations.unsafeWrap(
+                    PackedBytes.unpack(packed, ServiceEntryTranslator.DICTIONARY)); // the array is never touched again
         }
 
         /** The resource as clients receive it, made when a response needs it (held, it cost 40 bytes each). */

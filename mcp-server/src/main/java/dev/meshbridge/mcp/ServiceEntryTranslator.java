@@ -3,6 +3,7 @@ package dev.meshbridge.mcp;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.UnsafeByteOperations;
+import dev.meshbridge.ads.PackedBytes;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Locality;
 import dev.meshbridge.core.model.MeshService;
@@ -59,6 +60,23 @@ public final class ServiceEntryTranslator {
     public static final String LABEL_SERVICE = "meshbridge.dev/service";
 
     public static final String LABEL_REVISION = "istio.io/rev";
+
+    /**
+     * What most ServiceEntries and WorkloadEntries carry, the dictionary the server packs them with ({@link
+     * PackedBytes}): the type URLs, the metadata labels every resource has and the names of WorkloadEntry fields'
+     * common values.
+     */
+    static final PackedBytes.Dictionary DICTIONARY = PackedBytes.Dictionary.of(
+            LABEL_REGISTRY_TYPE,
+            LABEL_REGISTRY,
+            LABEL_MANAGED_BY,
+            MANAGED_BY,
+            LABEL_SERVICE,
+            LABEL_REVISION,
+            "type.googleapis.com/istio.networking.v1alpha3.WorkloadEntry",
+            "type.googleapis.com/istio.networking.v1alpha3.ServiceEntry",
+            "zookeeper nacos consul eureka kubernetes spring-cloud dubbo",
+            "application version release http grpc TCP HTTP2 GRPC");
 
     private final McpOptions options;
     /** The inline ServiceEntry's last field, {@code export_to}, the same for every service. */

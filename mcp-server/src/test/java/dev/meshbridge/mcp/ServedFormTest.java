@@ -2,6 +2,7 @@ package dev.meshbridge.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.meshbridge.ads.PackedBytes;
 import dev.meshbridge.mcp.McpOptions.EndpointMode;
 import dev.meshbridge.mcp.api.mcp.v1alpha1.Resource;
 import dev.meshbridge.mcp.api.networking.v1alpha3.ServiceEntry;
@@ -28,7 +29,7 @@ class ServedFormTest {
         assertThat(t.resources()).hasSize(mode == EndpointMode.INLINE ? 1 : 11);
         McpServer.Served first = null;
         for (McpResource r : t.resources()) {
-            McpServer.Served s = McpServer.Served.of(r, new PackedBytes());
+            McpServer.Served s = McpServer.Served.of(r, new PackedBytes(ServiceEntryTranslator.DICTIONARY));
             // byte for byte what the translation makes, under the one type URL istiod unpacks
             assertThat(s.any().toByteString()).isEqualTo(r.toAny(null).toByteString());
             assertThat(s.any().getTypeUrl()).isSameAs(McpResource.RESOURCE_TYPE_URL);

@@ -36,6 +36,11 @@ record IngressResources(
         return new IngressResources(routesVersion, List.of(), List.of(), Map.of(), List.of());
     }
 
+    /** The same, with these resources in place of its own (the same resources, held otherwise). */
+    IngressResources withResources(List<XdsResource> held) {
+        return held == resources ? this : new IngressResources(routesVersion, held, skipped, dependencies, unavailable);
+    }
+
     /** The resource of this type and name, or null. */
     XdsResource find(XdsType type, String name) {
         for (XdsResource r : resources) {

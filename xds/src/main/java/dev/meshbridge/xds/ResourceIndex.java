@@ -1,6 +1,7 @@
 package dev.meshbridge.xds;
 
 import dev.meshbridge.ads.AdsEngine;
+import dev.meshbridge.ads.PackedBytes;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -9,11 +10,14 @@ import java.util.Map;
 /**
  * Every resource the server currently serves, by what produced it (a service, or the Ingress routes), kept in step
  * with the ADS engine's store: applying one service's new resources touches only that service's entries and puts or
- * removes each resource whose version changed. Owned by the serving thread.
+ * removes each resource whose version changed. What it keeps, and the store serves, is held {@linkplain
+ * XdsResource#packed packed}: a resource whose version is already served is the served one, any other is packed here.
+ * Owned by the serving thread (so is its packer).
  */
 final class ResourceIndex {
 
     private final AdsEngine engine;
+    private final PackedBytes packer = new PackedBytes(XdsPacking.DICTIONARY);
     private final int[] changes = new int[XdsType.all().length];
     private final Map<String, ServiceResources> byHost = new HashMap<>();
     private SidecarResources sidecar = SidecarResources.EMPTY;
@@ -59,6 +63,7 @@ final class ResourceIndex {
      * @param next its new resources, or null when the service is gone
      */
     void apply(String host, ServiceResources next) {
+        if (next != null) next = next.withResources(held(next.resources()));
         ServiceResources old = next == null ? byHost.remove(host) : byHost.put(host, next);
         diff(
                 old == null ? List.of() : old.resources(),
@@ -73,6 +78,7 @@ final class ResourceIndex {
 
     /** Replaces the resources of the Ingress routes; their listeners go to gateways only. */
     void applyIngress(IngressResources next) {
+        next = next.withResources(held(next.resources()));
         IngressResources old = ingress;
         ingress = next;
         diff(old.resources(), next.resources(), 1 << NodeRoles.GATEWAY);
@@ -85,9 +91,62 @@ final class ResourceIndex {
 
     /** Replaces the outbound listeners and their routes; the listeners go to sidecars only. */
     void applySidecar(SidecarResources next) {
+        next = new SidecarResources(held(next.resources()), next.notes());
         SidecarResources old = sidecar;
         sidecar = next;
         diff(old.resources(), next.resources(), 1 << NodeRoles.SIDECAR);
+    }
+
+    /**
+     * The resources as held: each the served one when its version is served, else packed, and a proxyless load
+     * assignment whose endpoints are the sidecar one's bytes a reference to that one (the list itself when none
+     * changed).
+     */
+    private List<XdsResource> held(List<XdsResource> resources) {
+        XdsResource[] out = null;
+        boolean proxyless = false;
+        for (int i = 0; i < resources.size(); i++) {
+            XdsResource r = resources.get(i);
+            if (r.type() == XdsType.ENDPOINT && XdsNames.sidecarOfGrpcCluster(r.name()) != null) {
+                proxyless = true; // once the sidecar one is held
+                continue;
+            }
+            XdsResource h = held(r);
+            if (h == r) continue;
+            if (out == null) out = resources.toArray(new XdsResource[0]);
+            out[i] = h;
+        }
+        if (!proxyless) return out == null ? resources : Arrays.asList(out);
+        if (out == null) out = resources.toArray(new XdsResource[0]);
+        for (int i = 0; i < out.length; i++) {
+            XdsResource r = resources.get(i);
+            String sidecar = r.type() == XdsType.ENDPOINT ? XdsNames.sidecarOfGrpcCluster(r.name()) : null;
+            if (sidecar == null) continue;
+            XdsResource h = r.isPacked() ? r : servedAs(r);
+            // both sorted by type, then name: the sidecar one (outbound|...) comes after the proxyless one (grpc|...)
+            for (int j = i + 1; h == null && j < out.length && resources.get(j).type() == XdsType.ENDPOINT; j++) {
+                if (resources.get(j).name().equals(sidecar)) h = r.sharing(resources.get(j), out[j]);
+            }
+            out[i] = h != null ? h : held(r);
+        }
+        return Arrays.asList(out);
+    }
+
+    private XdsResource held(XdsResource r) {
+        if (r.isPacked()) return r;
+        XdsResource served = servedAs(r);
+        return served != null ? served : r.packed(packer);
+    }
+
+    /**
+     * The served resource when it has this one's version, else null: the same version is the same bytes (the engine
+     * keeps the served one anyway), so they are packed once and held once.
+     */
+    private XdsResource servedAs(XdsResource r) {
+        XdsResource served = get(r.type(), r.name());
+        return served != null && served.versionHash() == r.versionHash() && served.wildcard() == r.wildcard()
+                ? served
+                : null;
     }
 
     /**

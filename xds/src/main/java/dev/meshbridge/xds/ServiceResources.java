@@ -38,6 +38,11 @@ public record ServiceResources(
         skipped = List.copyOf(skipped);
     }
 
+    /** The same, with these resources in place of its own (the same resources, held otherwise). */
+    ServiceResources withResources(List<XdsResource> held) {
+        return held == resources ? this : new ServiceResources(host, serviceVersion, ports, held, skipped);
+    }
+
     /** The resources of one type. */
     public List<XdsResource> ofType(XdsType type) {
         return resources.stream().filter(r -> r.type() == type).toList();

@@ -304,6 +304,7 @@ final class XdsCore {
             return;
         }
         index.applyIngress(translated);
+        lastIngressTranslation = index.ingress(); // the same, held packed
         trackSkipped(EnvoyIngressTranslator.OWNER, current.skipped(), translated.skipped());
         Set<String> before = new HashSet<>(current.unavailable());
         for (String u : translated.unavailable()) {

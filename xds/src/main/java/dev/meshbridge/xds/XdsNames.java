@@ -45,6 +45,11 @@ public final class XdsNames {
         return "grpc|" + port + "||" + host;
     }
 
+    /** The sidecar cluster of the port of a proxyless gRPC cluster ({@link #grpcCluster}); null for another name. */
+    static String sidecarOfGrpcCluster(String name) {
+        return name.startsWith("grpc|") ? "outbound|" + name.substring("grpc|".length()) : null;
+    }
+
     public static String listener(String host) {
         return host;
     }

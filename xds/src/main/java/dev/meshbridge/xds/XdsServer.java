@@ -186,6 +186,11 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         return ads.pushed();
     }
 
+    /** The resource served under this type and name, or null (tests); waits for the server's thread. */
+    XdsResource served(XdsType type, String name) {
+        return ads.query(() -> core.index().get(type, name));
+    }
+
     /** The current {@code /debug/xds} view; waits up to 5 s for the server's thread. */
     public XdsDebugView debugView(Map<String, String> query) {
         try {

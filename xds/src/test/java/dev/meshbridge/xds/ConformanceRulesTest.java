@@ -149,7 +149,7 @@ class ConformanceRulesTest {
         return shares;
     }
 
-    private static MeshService generated(Random random, int i) {
+    static MeshService generated(Random random, int i) {
         Protocol[] protocols = {Protocol.GRPC, Protocol.TRIPLE, Protocol.HTTP, Protocol.HTTP2, Protocol.DUBBO};
         List<ServicePort> ports = new ArrayList<>();
         int portCount = 1 + random.nextInt(2);

@@ -3,11 +3,11 @@ package dev.meshbridge.mcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
+import dev.meshbridge.ads.PackedBytes;
 import dev.meshbridge.core.model.Endpoint;
 import dev.meshbridge.core.model.Locality;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.mcp.McpOptions.EndpointMode;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -16,16 +16,17 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A served resource is held packed and unpacked for every response: what comes out must be exactly the bytes the
- * translator built, for every shape of resource, and for arbitrary bytes.
+ * translator built, for every shape of resource (arbitrary bytes: the ads module's {@code PackedBytesTest}).
  */
-class PackedBytesTest {
+class PackedServiceEntryTest {
 
-    private final PackedBytes packer = new PackedBytes();
+    private final PackedBytes packer = new PackedBytes(ServiceEntryTranslator.DICTIONARY);
 
     private void roundTrips(byte[] bytes) {
         byte[] packed = packer.pack(bytes, bytes.length);
         assertThat(PackedBytes.unpackedSize(packed)).isEqualTo(bytes.length);
-        assertThat(PackedBytes.unpack(packed)).isEqualTo(bytes);
+        assertThat(PackedBytes.unpack(packed, ServiceEntryTranslator.DICTIONARY))
+                .isEqualTo(bytes);
     }
 
     /** Every resource of a translation, packed as the server holds it: it sends the translator's bytes. */
@@ -124,53 +125,6 @@ class PackedBytesTest {
             assertThat(atRest.bytes()).as("nothing but the packed form is held").isNull();
         }
         assertThat(reused).isEqualTo(59);
-    }
-
-    @Test
-    void arbitraryBytes_roundTrip() {
-        Random random = new Random(7);
-        roundTrips(new byte[0]);
-        roundTrips(new byte[] {42});
-        roundTrips(new byte[5]);
-        // runs that refer to themselves (a distance shorter than the run)
-        roundTrips(new byte[10_000]);
-        roundTrips("abababababababababababababababab".getBytes(StandardCharsets.UTF_8));
-        // the dictionary: runs that start in it, and one that goes on from its end into the bytes
-        roundTrips(PackedBytes.DICTIONARY);
-        byte[] tail = java.util.Arrays.copyOfRange(
-                PackedBytes.DICTIONARY, PackedBytes.DICTIONARY.length - 20, PackedBytes.DICTIONARY.length);
-        roundTrips(tail);
-        roundTrips(("x" + new String(PackedBytes.DICTIONARY, StandardCharsets.UTF_8) + "y")
-                .getBytes(StandardCharsets.UTF_8));
-        for (int i = 0; i < 500; i++) {
-            int size = random.nextInt(i < 480 ? 600 : 70_000);
-            byte[] b = new byte[size];
-            int kind = i % 3;
-            if (kind == 0) {
-                random.nextBytes(b);
-            } else {
-                // pieces of a few earlier spans, of the dictionary, and random bytes, as a resource is made of
-                int at = 0;
-                while (at < size) {
-                    int len = Math.min(size - at, 1 + random.nextInt(40));
-                    int choice = random.nextInt(kind == 1 ? 3 : 2);
-                    if (choice == 0 && at > len) {
-                        System.arraycopy(b, random.nextInt(at - len), b, at, len);
-                    } else if (choice == 2 && len < PackedBytes.DICTIONARY.length) {
-                        System.arraycopy(
-                                PackedBytes.DICTIONARY,
-                                random.nextInt(PackedBytes.DICTIONARY.length - len),
-                                b,
-                                at,
-                                len);
-                    } else {
-                        for (int k = 0; k < len; k++) b[at + k] = (byte) random.nextInt(kind == 1 ? 4 : 256);
-                    }
-                    at += len;
-                }
-            }
-            roundTrips(b);
-        }
     }
 
     /** What the form is for: a ServiceEntry of ten endpoints, whose labels and ports repeat, held in far fewer bytes. */

@@ -1,24 +1,26 @@
-package dev.meshbridge.mcp;
+package dev.meshbridge.ads;
 
+import com.google.protobuf.ByteString;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
  * The compact form a served resource is held in between pushes: its bytes with every repeated run of 6 bytes or more
- * replaced by a reference to where the run was seen before (in the same resource, or in a fixed dictionary of the
- * strings every resource carries). A ServiceEntry repeats each endpoint's label block, ports and locality, so this keeps
- * about a fifth of its bytes; unpacking them again is a handful of array copies per resource, cheap enough for every
- * push of the whole set to istiod (where inflating a deflated form costs about ten times as much).
+ * replaced by a reference to where the run was seen before (in the same resource, or in a fixed {@link Dictionary} of
+ * the strings the producer's resources carry). A ServiceEntry repeats each endpoint's label block, ports and locality,
+ * so this keeps about a fifth of its bytes; an Envoy cluster is the same configuration as every other cluster with
+ * another name. Unpacking is a handful of array copies per resource, cheap enough for every push of the whole set
+ * (where inflating a deflated form costs about ten times as much). Both servers hold their resources this way, each
+ * with its own dictionary.
  *
  * <p>Format: the unpacked length (varint), then sequences of a literal length (varint) and that many bytes, each but
  * the last followed by a match: its length (varint, at least {@value #MIN_MATCH}) and its distance back (varint; a
- * distance past the start reads the end of the {@link #DICTIONARY}). The last sequence ends exactly at the unpacked
- * length.
+ * distance past the start reads the end of the dictionary). The last sequence ends exactly at the unpacked length.
  *
  * <p>{@link #unpack} is a static pure function. A {@code PackedBytes} instance is the packer: it holds scratch arrays
  * reused from one resource to the next, so one instance belongs to one thread (the server's serving thread).
  */
-final class PackedBytes {
+public final class PackedBytes {
 
     /** The shortest run replaced by a reference (a reference costs 3 to 5 bytes). */
     static final int MIN_MATCH = 6;
@@ -26,46 +28,86 @@ final class PackedBytes {
     private static final int HASH_BITS = 12;
 
     /**
-     * What most resources carry, seen before the first byte: the type URLs, the metadata labels every resource has and
-     * the names of WorkloadEntry fields' common values. Changing it changes no byte served (a packed resource is always
-     * unpacked with the same dictionary it was packed with in the same process), only how small resources are held.
+     * What most of a producer's resources carry, seen before the first byte of each: type URLs, names and values every
+     * resource repeats. Changing it changes no byte served (a packed resource is always unpacked with the dictionary
+     * it was packed with, in the same process), only how small resources are held. Immutable; shared by threads.
      */
-    static final byte[] DICTIONARY = (""
-                    + ServiceEntryTranslator.LABEL_REGISTRY_TYPE
-                    + ServiceEntryTranslator.LABEL_REGISTRY
-                    + ServiceEntryTranslator.LABEL_MANAGED_BY
-                    + ServiceEntryTranslator.MANAGED_BY
-                    + ServiceEntryTranslator.LABEL_SERVICE
-                    + ServiceEntryTranslator.LABEL_REVISION
-                    + "type.googleapis.com/istio.networking.v1alpha3.WorkloadEntry"
-                    + "type.googleapis.com/istio.networking.v1alpha3.ServiceEntry"
-                    + "zookeeper nacos consul eureka kubernetes spring-cloud dubbo"
-                    + "application version release http grpc TCP HTTP2 GRPC")
-            .getBytes(StandardCharsets.UTF_8);
+    public static final class Dictionary {
 
-    /** The table after the dictionary alone: where every packing starts from. */
-    private static final int[] DICTIONARY_TABLE = new int[1 << HASH_BITS];
+        private final byte[] bytes;
+        /** The table after the dictionary alone: where every packing starts from. */
+        private final int[] table = new int[1 << HASH_BITS];
 
-    static {
-        for (int i = 0; i + 4 <= DICTIONARY.length; i++) DICTIONARY_TABLE[hash(DICTIONARY, i)] = i + 1;
+        private Dictionary(byte[] bytes) {
+            this.bytes = bytes;
+            for (int i = 0; i + 4 <= bytes.length; i++) table[hash(bytes, i)] = i + 1;
+        }
+
+        /** A dictionary of these strings, in this order (UTF-8); the last ones are the cheapest to refer to. */
+        public static Dictionary of(String... strings) {
+            return new Dictionary(String.join("", strings).getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** A dictionary of these bytes (copied). */
+        public static Dictionary ofBytes(byte[] bytes) {
+            return new Dictionary(bytes.clone());
+        }
+
+        /** Its bytes (a copy). */
+        public byte[] bytes() {
+            return bytes.clone();
+        }
     }
+
+    private final Dictionary dictionary;
 
     /** Per hash of 4 bytes, the last position (in dictionary + input) that started with them, +1; 0 for none. */
     private final int[] table = new int[1 << HASH_BITS];
 
+    /**
+     * Scratch arrays kept from one resource to the next up to this size; a larger resource (a sidecar route
+     * configuration over every service) gets arrays of its own, dropped after it, so that the packer does not hold
+     * twice the largest resource it has seen.
+     */
+    static final int KEPT_SCRATCH = 1 << 16;
+
     private byte[] window = new byte[4096];
     private byte[] out = new byte[4096];
 
+    /** A packer for resources unpacked with {@code dictionary}. */
+    public PackedBytes(Dictionary dictionary) {
+        this.dictionary = dictionary;
+    }
+
     /** The packed form of {@code bytes[0..length)}. */
-    byte[] pack(byte[] bytes, int length) {
-        int dict = DICTIONARY.length;
+    public byte[] pack(byte[] bytes, int length) {
+        int n = startWindow(length);
+        System.arraycopy(bytes, 0, window, dictionary.bytes.length, length);
+        return packWindow(length, n);
+    }
+
+    /** The packed form of {@code bytes} (a rope is read piece by piece, never flattened). */
+    public byte[] pack(ByteString bytes) {
+        int length = bytes.size();
+        int n = startWindow(length);
+        bytes.copyTo(window, dictionary.bytes.length);
+        return packWindow(length, n);
+    }
+
+    /** Makes room for the dictionary and {@code length} bytes, and puts the dictionary first; returns their length. */
+    private int startWindow(int length) {
+        int dict = dictionary.bytes.length;
         int n = dict + length;
         if (window.length < n) window = new byte[Math.max(n, 2 * window.length)];
-        System.arraycopy(DICTIONARY, 0, window, 0, dict);
-        System.arraycopy(bytes, 0, window, dict, length);
+        System.arraycopy(dictionary.bytes, 0, window, 0, dict);
+        return n;
+    }
+
+    private byte[] packWindow(int length, int n) {
+        int dict = dictionary.bytes.length;
         // worst case: every byte a literal, in one sequence, behind two varints
         if (out.length < length + 10) out = new byte[Math.max(length + 10, 2 * out.length)];
-        System.arraycopy(DICTIONARY_TABLE, 0, table, 0, table.length);
+        System.arraycopy(dictionary.table, 0, table, 0, table.length);
         byte[] w = window;
         int o = writeVarint(out, 0, length);
         int literalStart = dict;
@@ -97,7 +139,15 @@ final class PackedBytes {
             literalStart = end;
         }
         o = literals(w, literalStart, n, o);
-        return Arrays.copyOf(out, o);
+        byte[] packed = Arrays.copyOf(out, o);
+        if (window.length > KEPT_SCRATCH) window = new byte[4096];
+        if (out.length > KEPT_SCRATCH) out = new byte[4096];
+        return packed;
+    }
+
+    /** The bytes of scratch arrays the packer holds between resources. */
+    int scratchBytes() {
+        return window.length + out.length;
     }
 
     private int literals(byte[] w, int from, int to, int o) {
@@ -122,18 +172,18 @@ final class PackedBytes {
     }
 
     /** The length {@link #unpack} makes of a packed form. */
-    static int unpackedSize(byte[] packed) {
+    public static int unpackedSize(byte[] packed) {
         return (int) readVarint(packed, 0);
     }
 
-    /** The bytes a packed form was made of. */
-    static byte[] unpack(byte[] packed) {
+    /** The bytes a packed form was made of, with the dictionary it was packed with. */
+    public static byte[] unpack(byte[] packed, Dictionary dictionary) {
         long first = readVarint(packed, 0);
         int size = (int) first;
         int p = (int) (first >>> 32);
         byte[] out = new byte[size];
         int o = 0;
-        byte[] dict = DICTIONARY;
+        byte[] dict = dictionary.bytes;
         while (true) {
             long lit = readVarint(packed, p);
             int count = (int) lit;
@@ -167,7 +217,7 @@ final class PackedBytes {
     }
 
     /** Writes {@code value} as a varint at {@code at}; returns the position after it. */
-    static int writeVarint(byte[] out, int at, int value) {
+    public static int writeVarint(byte[] out, int at, int value) {
         while ((value & ~0x7f) != 0) {
             out[at++] = (byte) ((value & 0x7f) | 0x80);
             value >>>= 7;
