@@ -118,6 +118,11 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
                     && endpoints.equals(sortedEndpoints)
                     && labels.equals(u.labels());
         }
+
+        /** The same shard (key, host, ports, labels, arrival) with these endpoints and expiry. */
+        Shard with(List<Endpoint> endpoints, ScheduledFuture<?> expiry, boolean removeOnExpiry) {
+            return new Shard(key, host, ports, endpoints, labels, expiry, removeOnExpiry, arrival);
+        }
     }
 
     private final Options options;
@@ -347,17 +352,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         if (old != null && old.sameContent(u, sortedEndpoints)) {
             if (old.expiry() != null) {
                 old.expiry().cancel(false);
-                shards.put(
-                        u.key(),
-                        new Shard(
-                                old.key(),
-                                old.host(),
-                                old.ports(),
-                                old.endpoints(),
-                                old.labels(),
-                                null,
-                                false,
-                                old.arrival()));
+                shards.put(u.key(), old.with(old.endpoints(), null, false));
             }
             return;
         }
@@ -391,33 +386,12 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
                 && !policy.grace().isZero()
                 && !old.endpoints().isEmpty()) {
             if (old.expiry() != null) {
-                if (gone && !old.removeOnExpiry())
-                    shards.put(
-                            key,
-                            new Shard(
-                                    key,
-                                    old.host(),
-                                    old.ports(),
-                                    old.endpoints(),
-                                    old.labels(),
-                                    old.expiry(),
-                                    true,
-                                    old.arrival()));
+                if (gone && !old.removeOnExpiry()) shards.put(key, old.with(old.endpoints(), old.expiry(), true));
                 return; // already in grace
             }
             ScheduledFuture<?> expiry =
                     executor.schedule(() -> expire(key), policy.grace().toNanos(), TimeUnit.NANOSECONDS);
-            shards.put(
-                    key,
-                    new Shard(
-                            old.key(),
-                            old.host(),
-                            old.ports(),
-                            old.endpoints(),
-                            old.labels(),
-                            expiry,
-                            gone,
-                            old.arrival()));
+            shards.put(key, old.with(old.endpoints(), expiry, gone));
             log.info(
                     "service={} has no instances; keeping the last {} endpoints for {}",
                     key,
@@ -436,9 +410,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     /** The shard keeps its host, ports and labels, with no endpoints. */
     private void emptyShard(Shard old) {
         if (old.expiry() != null) old.expiry().cancel(false);
-        shards.put(
-                old.key(),
-                new Shard(old.key(), old.host(), old.ports(), List.of(), old.labels(), null, false, old.arrival()));
+        shards.put(old.key(), old.with(List.of(), null, false));
         count(old.key().registry(), 0, -old.endpoints().size());
         dirtyHosts.add(old.host());
     }
