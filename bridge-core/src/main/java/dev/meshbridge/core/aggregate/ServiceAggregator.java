@@ -12,6 +12,7 @@ import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.RegistrySynced;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.util.CompactSortedSet;
 import dev.meshbridge.core.watch.Duplicates;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -106,7 +108,8 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             List<Endpoint> endpoints,
             java.util.SortedMap<String, String> labels,
             ScheduledFuture<?> expiry,
-            boolean removeOnExpiry) {
+            boolean removeOnExpiry,
+            long arrival) {
 
         /** @param sortedEndpoints the upsert's endpoints, sorted */
         boolean sameContent(ServiceUpsert u, List<Endpoint> sortedEndpoints) {
@@ -114,6 +117,11 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
                     && ports.equals(u.ports())
                     && endpoints.equals(sortedEndpoints)
                     && labels.equals(u.labels());
+        }
+
+        /** The same shard (key, host, ports, labels, arrival) with these endpoints and expiry. */
+        Shard with(List<Endpoint> endpoints, ScheduledFuture<?> expiry, boolean removeOnExpiry) {
+            return new Shard(key, host, ports, endpoints, labels, expiry, removeOnExpiry, arrival);
         }
     }
 
@@ -129,7 +137,9 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
 
     // --- state owned by the executor thread ---
     private final Map<ServiceKey, Shard> shards = new HashMap<>();
-    private final Map<String, TreeSet<ServiceKey>> keysByHost = new HashMap<>();
+    /** The shards of each host (one, nearly always; a new set on each change, shared with the merged service). */
+    private final Map<String, CompactSortedSet<ServiceKey>> keysByHost = new HashMap<>();
+
     private final Map<String, Set<ServiceKey>> keysByRegistry = new HashMap<>();
     private final Map<String, EmptyServicePolicy> policies = new HashMap<>();
     private final Map<String, long[]> counts = new HashMap<>();
@@ -146,10 +156,13 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private final Set<String> reportedConflicts = new HashSet<>();
 
     private static final int MAX_REPORTED_CONFLICTS = 10_000;
-    /** When each shard first arrived: of distinct services that map to one host, the first keeps it. */
-    private final Map<ServiceKey, Long> arrivals = new HashMap<>();
 
+    /**
+     * Shards made so far. Each shard's {@code arrival} is its number, kept while the shard is held: of distinct services
+     * that map to one host, the first keeps it (held in the shard, not in a map by key: 50 bytes less per service).
+     */
     private long arrivalCount;
+
     private final Map<String, List<ServiceKey>> refusedView = new ConcurrentHashMap<>();
     private RouteTable routes = RouteTable.empty();
     private boolean routesDirty;
@@ -339,9 +352,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         if (old != null && old.sameContent(u, sortedEndpoints)) {
             if (old.expiry() != null) {
                 old.expiry().cancel(false);
-                shards.put(
-                        u.key(),
-                        new Shard(old.key(), old.host(), old.ports(), old.endpoints(), old.labels(), null, false));
+                shards.put(u.key(), old.with(old.endpoints(), null, false));
             }
             return;
         }
@@ -349,10 +360,10 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             if (old.expiry() != null) old.expiry().cancel(false);
             if (!old.host().equals(u.host())) detachFromHost(old);
         }
-        Shard shard = new Shard(u.key(), u.host(), u.ports(), sortedEndpoints, u.labels(), null, false);
+        long arrival = old != null ? old.arrival() : ++arrivalCount;
+        Shard shard = new Shard(u.key(), u.host(), u.ports(), sortedEndpoints, u.labels(), null, false, arrival);
         shards.put(u.key(), shard);
-        arrivals.putIfAbsent(u.key(), ++arrivalCount);
-        keysByHost.computeIfAbsent(u.host(), h -> new TreeSet<>()).add(u.key());
+        keysByHost.merge(u.host(), CompactSortedSet.copyOf(List.of(u.key())), (had, one) -> had.with(u.key()));
         keysByRegistry.computeIfAbsent(u.key().registry(), r -> new HashSet<>()).add(u.key());
         count(
                 u.key().registry(),
@@ -375,15 +386,12 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
                 && !policy.grace().isZero()
                 && !old.endpoints().isEmpty()) {
             if (old.expiry() != null) {
-                if (gone && !old.removeOnExpiry())
-                    shards.put(
-                            key,
-                            new Shard(key, old.host(), old.ports(), old.endpoints(), old.labels(), old.expiry(), true));
+                if (gone && !old.removeOnExpiry()) shards.put(key, old.with(old.endpoints(), old.expiry(), true));
                 return; // already in grace
             }
             ScheduledFuture<?> expiry =
                     executor.schedule(() -> expire(key), policy.grace().toNanos(), TimeUnit.NANOSECONDS);
-            shards.put(key, new Shard(old.key(), old.host(), old.ports(), old.endpoints(), old.labels(), expiry, gone));
+            shards.put(key, old.with(old.endpoints(), expiry, gone));
             log.info(
                     "service={} has no instances; keeping the last {} endpoints for {}",
                     key,
@@ -402,7 +410,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     /** The shard keeps its host, ports and labels, with no endpoints. */
     private void emptyShard(Shard old) {
         if (old.expiry() != null) old.expiry().cancel(false);
-        shards.put(old.key(), new Shard(old.key(), old.host(), old.ports(), List.of(), old.labels(), null, false));
+        shards.put(old.key(), old.with(List.of(), null, false));
         count(old.key().registry(), 0, -old.endpoints().size());
         dirtyHosts.add(old.host());
     }
@@ -423,7 +431,6 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     private void removeShard(ServiceKey key) {
         Shard old = shards.remove(key);
         if (old == null) return;
-        arrivals.remove(key);
         if (old.expiry() != null) old.expiry().cancel(false);
         detachFromHost(old);
         Set<ServiceKey> ofRegistry = keysByRegistry.get(key.registry());
@@ -432,10 +439,11 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     }
 
     private void detachFromHost(Shard shard) {
-        TreeSet<ServiceKey> keys = keysByHost.get(shard.host());
+        CompactSortedSet<ServiceKey> keys = keysByHost.get(shard.host());
         if (keys != null) {
-            keys.remove(shard.key());
+            keys = keys.without(shard.key());
             if (keys.isEmpty()) keysByHost.remove(shard.host());
+            else keysByHost.put(shard.host(), keys);
         }
         dirtyHosts.add(shard.host());
     }
@@ -506,7 +514,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         Set<String> removedHosts = new TreeSet<>();
         for (String host : dirtyHosts) {
             MeshService old = map.get(host);
-            TreeSet<ServiceKey> keys = keysByHost.get(host);
+            SortedSet<ServiceKey> keys = keysByHost.get(host);
             if (keys == null || keys.size() < 2) sharedView.remove(host);
             else sharedView.put(host, shardsOf(keys));
             if (keys == null || keys.isEmpty()) {
@@ -552,7 +560,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         for (SnapshotListener l : listeners) notifyOne(l, next);
     }
 
-    private List<SourceShard> shardsOf(TreeSet<ServiceKey> keys) {
+    private List<SourceShard> shardsOf(SortedSet<ServiceKey> keys) {
         List<SourceShard> out = new ArrayList<>(keys.size());
         for (ServiceKey k : keys)
             out.add(new SourceShard(k, shards.get(k).endpoints().size()));
@@ -567,7 +575,7 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         }
     }
 
-    private MeshService merge(String host, TreeSet<ServiceKey> keys) {
+    private MeshService merge(String host, SortedSet<ServiceKey> keys) {
         if (keys.size() == 1) {
             Shard s = shards.get(keys.first());
             return new MeshService(
@@ -645,19 +653,14 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
      * The shards a host serves: of the shards of one registry and namespace, the one that came first; the others are
      * refused, reported and shown on {@code /debug/catalog}.
      */
-    private TreeSet<ServiceKey> served(String host, TreeSet<ServiceKey> keys) {
+    private SortedSet<ServiceKey> served(String host, SortedSet<ServiceKey> keys) {
         if (keys.size() < 2) {
             refusedView.remove(host);
             return keys;
         }
         Map<String, ServiceKey> firstOfScope = new HashMap<>();
         for (ServiceKey k : keys) {
-            firstOfScope.merge(
-                    scope(k),
-                    k,
-                    (a, b) -> arrivals.getOrDefault(a, Long.MAX_VALUE) <= arrivals.getOrDefault(b, Long.MAX_VALUE)
-                            ? a
-                            : b);
+            firstOfScope.merge(scope(k), k, (a, b) -> arrivalOf(a) <= arrivalOf(b) ? a : b);
         }
         if (firstOfScope.size() == keys.size()) {
             refusedView.remove(host);
@@ -676,6 +679,12 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         }
         refusedView.put(host, List.copyOf(refused));
         return served;
+    }
+
+    /** When the shard arrived (its number), {@code Long.MAX_VALUE} for one not held. */
+    private long arrivalOf(ServiceKey key) {
+        Shard s = shards.get(key);
+        return s == null ? Long.MAX_VALUE : s.arrival();
     }
 
     private static List<ServicePort> sortedPorts(List<ServicePort> ports) {

@@ -1,12 +1,11 @@
 package dev.meshbridge.core.model;
 
 import dev.meshbridge.core.util.CompactSortedMap;
-import java.util.Collections;
+import dev.meshbridge.core.util.CompactSortedSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.SortedMap;
 import java.util.SortedSet;
-import java.util.TreeSet;
 
 /**
  * One service as the mesh sees it: a host name, its ports and the merged endpoints of every registry shard that maps
@@ -16,7 +15,8 @@ import java.util.TreeSet;
  * @param ports service ports, sorted by number then name, names unique
  * @param endpoints all endpoints (routable or not), sorted
  * @param labels service-level labels (for example {@code dubbo.interface}), sanitized
- * @param sources the registry shards merged into this service, sorted; the first one names the service's origin
+ * @param sources the registry shards merged into this service, sorted (held as a {@link CompactSortedSet}); the
+ *     first one names the service's origin
  * @param version content hash of everything above: equal content, equal version, in every bridge replica
  */
 public record MeshService(
@@ -33,7 +33,7 @@ public record MeshService(
         ports = List.copyOf(ports);
         endpoints = List.copyOf(endpoints);
         labels = CompactSortedMap.copyOf(labels);
-        sources = Collections.unmodifiableSortedSet(new TreeSet<>(sources));
+        sources = CompactSortedSet.copyOf(sources);
         if (sources.isEmpty()) throw new IllegalArgumentException("service " + host + " has no source");
     }
 

@@ -334,6 +334,14 @@ class ServiceAggregatorTest {
         assertThat(a.hostConflicts()).containsExactly(entry("org.bad.case.dubbo", List.of(key("zk", "org.bad.CASE"))));
         assertThat(a.hostConflictCount()).isEqualTo(1);
 
+        // the first one changes: it came first still (an update keeps its arrival), though the other sorts before it
+        a.accept(upsert("zk", "org.bad.Case", "org.bad.case.dubbo", ep("10.0.0.3")));
+        s = a.flushNow().join();
+        assertThat(s.service("org.bad.case.dubbo").endpoints())
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.3");
+        assertThat(a.hostConflicts()).containsExactly(entry("org.bad.case.dubbo", List.of(key("zk", "org.bad.CASE"))));
+
         // the first one leaves: the other one is the host's only service now, and served
         a.accept(new ServiceRemoval(key("zk", "org.bad.Case")));
         s = a.flushNow().join();
