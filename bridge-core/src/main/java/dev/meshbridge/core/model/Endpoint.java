@@ -3,6 +3,7 @@ package dev.meshbridge.core.model;
 import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.util.CompactSortedMap;
+import dev.meshbridge.core.util.Hash64;
 import dev.meshbridge.core.util.Interner;
 import java.util.Map;
 import java.util.Objects;
@@ -55,22 +56,28 @@ public final class Endpoint implements Comparable<Endpoint> {
 
     /**
      * Ports, labels, locality and, for an address that is not IPv4, that address: shared by every endpoint with equal
-     * ones (interned when the address is IPv4).
+     * ones (interned when the address is IPv4), with a 64-bit hash of them made once, which a service's version feeds
+     * in place of their strings ({@link #putContent}).
      */
     private static final class Shape {
         final String host; // null when the address is ipv4
         final SortedMap<String, Integer> ports;
         final SortedMap<String, String> labels;
         final Locality locality;
-        final int hash;
+        final long hash;
 
         Shape(String host, SortedMap<String, Integer> ports, SortedMap<String, String> labels, Locality locality) {
             this.host = host;
             this.ports = ports;
             this.labels = labels;
             this.locality = locality;
-            this.hash = 31 * (31 * (31 * Objects.hashCode(host) + ports.hashCode()) + labels.hashCode())
-                    + locality.hashCode();
+            Hash64 h = host == null ? new Hash64().putBoolean(true) : new Hash64().putString(host);
+            this.hash = h.putMap(ports)
+                    .putMap(labels)
+                    .putString(locality.region())
+                    .putString(locality.zone())
+                    .putString(locality.subZone())
+                    .finish();
         }
 
         @Override
@@ -86,7 +93,7 @@ public final class Endpoint implements Comparable<Endpoint> {
 
         @Override
         public int hashCode() {
-            return hash;
+            return (int) (hash ^ (hash >>> 32));
         }
     }
 
@@ -202,6 +209,18 @@ public final class Endpoint implements Comparable<Endpoint> {
         return "Endpoint[address=" + address() + ", ports=" + shape.ports + ", weight=" + weight() + ", enabled="
                 + enabled() + ", health=" + health() + ", labels=" + shape.labels + ", locality=" + shape.locality
                 + "]";
+    }
+
+    /**
+     * Feeds everything the endpoint holds into {@code h}, as a service's content version is made: the address, weight,
+     * enabled flag and health, and for ports, labels and locality (and an address that is not IPv4) a 64-bit hash of
+     * them made once per shared shape, so that their strings are not hashed again for every version. Equal endpoints
+     * feed equal values.
+     */
+    public Hash64 putContent(Hash64 h) {
+        Shape s = shape;
+        if (s.host == null) h.putInt(ipv4);
+        return h.putInt(bits).putLong(s.hash);
     }
 
     /** True when the endpoint may get traffic at all: enabled and weight > 0 (health is separate). */
