@@ -87,8 +87,6 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     // --- owned by the serving thread ---
     private final Map<String, Applied> translations = new HashMap<>();
-    /** Per host, what its next translation may reuse (see {@link ServiceEntryTranslator.Reuse}). */
-    private final Map<String, ServiceEntryTranslator.Reuse> reusable = new HashMap<>();
 
     private final Set<String> conflicted = new HashSet<>();
     /** Packs every served resource's bytes (scratch arrays reused from one resource to the next). */
@@ -473,7 +471,6 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         if (service == null) {
             if (old == null) return false;
             translations.remove(host);
-            reusable.remove(host);
             conflicted.remove(host);
             account(old, -1);
             return replace(old, null, changed);
@@ -482,7 +479,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         ServiceTranslation next;
         ServiceEntryTranslator.Reuse reuse = null;
         try {
-            ServiceEntryTranslator.Translated t = translator.translate(service, reusableFor(host, old));
+            ServiceEntryTranslator.Translated t = translator.translate(service, reusableFor(old));
             next = claimNames(t.translation());
             if (next.served()) reuse = t.reuse();
         } catch (RuntimeException e) {
@@ -496,29 +493,25 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     List.of("translation failed: " + e),
                     List.of());
         }
-        Applied entry = Applied.of(next);
+        // no copy of the ServiceEntry's bytes is kept for the next translation: the served resource's, unpacked then
+        ServiceEntryTranslator.Reuse kept = reuse == null
+                ? null
+                : reuse.atRest(Served.hashOf(next.resources().get(0).version()));
+        Applied entry = Applied.of(next, kept);
         translations.put(host, entry);
         if (old != null) account(old, -1);
         account(entry, 1);
         report(old, entry);
-        boolean freed = replace(old, next, changed);
-        if (reuse != null) {
-            // no copy of the ServiceEntry's bytes is kept: the served resource's, unpacked for the next translation
-            McpResource se = next.resources().get(0);
-            Served s = served(McpKind.SERVICE_ENTRY, se.fullName());
-            long hash = Served.hashOf(se.version());
-            if (s != null && s.versionHash() == hash) reusable.put(host, reuse.atRest(hash));
-        }
-        return freed;
+        return replace(old, next, changed);
     }
 
     /**
      * What the last translation of a host kept for the next one, over the served ServiceEntry's bytes again; null when
      * there is none or the resource served under its name is no longer the one it was kept for.
      */
-    private ServiceEntryTranslator.Reuse reusableFor(String host, Applied old) {
-        ServiceEntryTranslator.Reuse kept = reusable.remove(host);
-        if (kept == null || old == null) return null;
+    private ServiceEntryTranslator.Reuse reusableFor(Applied old) {
+        ServiceEntryTranslator.Reuse kept = old == null ? null : old.reuse();
+        if (kept == null) return null;
         for (Applied.Ref r : old.resources()) {
             if (r.kind() != McpKind.SERVICE_ENTRY) continue;
             Served s = served(McpKind.SERVICE_ENTRY, r.name());
@@ -615,14 +608,20 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
             String registry,
             List<Ref> resources,
             List<String> problems,
-            List<String> notes) {
+            List<String> notes,
+            ServiceEntryTranslator.Reuse reuse) {
 
         record Ref(McpKind kind, String name) {}
 
-        static Applied of(ServiceTranslation t) {
+        /**
+         * @param reuse what the host's next translation may reuse (see {@link ServiceEntryTranslator.Reuse}), at rest;
+         *     null for nothing. Checked against the resource served when it is used.
+         */
+        static Applied of(ServiceTranslation t, ServiceEntryTranslator.Reuse reuse) {
             List<Ref> refs = new ArrayList<>(t.resources().size());
             for (McpResource r : t.resources()) refs.add(new Ref(r.kind(), r.fullName()));
-            return new Applied(t.host(), t.serviceVersion(), t.registry(), List.copyOf(refs), t.problems(), t.notes());
+            return new Applied(
+                    t.host(), t.serviceVersion(), t.registry(), List.copyOf(refs), t.problems(), t.notes(), reuse);
         }
 
         boolean served() {

@@ -1,6 +1,7 @@
 package dev.meshbridge.mcp;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.UnsafeByteOperations;
 import dev.meshbridge.ads.PackedBytes;
@@ -16,7 +17,9 @@ import dev.meshbridge.mcp.api.networking.v1alpha3.ServiceEntry;
 import dev.meshbridge.mcp.api.networking.v1alpha3.ServicePort;
 import dev.meshbridge.mcp.api.networking.v1alpha3.WorkloadEntry;
 import dev.meshbridge.mcp.api.networking.v1alpha3.WorkloadSelector;
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -105,7 +108,10 @@ public final class ServiceEntryTranslator {
      *
      * @param ports the service's ports the WorkloadEntries were made for
      * @param endpoints the endpoints whose WorkloadEntry is reusable (made without a note), in catalog order
-     * @param spans where each one's WorkloadEntry starts in {@code bytes} and its length, two ints per endpoint
+     * @param spans where each one's WorkloadEntry starts in {@code bytes} and its length, two ints per endpoint; null
+     *     when every WorkloadEntry in the bytes is reusable (the usual case), then read from the bytes again when they
+     *     come back ({@link #withBytes}): 2 ints per endpoint held for every service is about 10% of the heap a
+     *     million endpoints take, and reading them costs about a microsecond per change
      * @param bytes the ServiceEntry's serialized bytes; null at rest
      * @param size the length of those bytes (the served resource ends with them)
      * @param servedHash the version hash of the served resource they were kept for (0 until at rest)
@@ -136,6 +142,41 @@ public final class ServiceEntryTranslator {
             if (same.size() != size) throw new IllegalArgumentException("not the bytes kept: " + same.size());
             return new Reuse(ports, endpoints, spans, same, size, servedHash);
         }
+
+        /**
+         * Where each kept endpoint's WorkloadEntry sits in the bytes, as {@code spans} has it; null when the bytes do
+         * not hold one WorkloadEntry per kept endpoint (then nothing is reused).
+         */
+        int[] spansInBytes() {
+            int[] at = spans != null ? spans : endpointSpans(bytes);
+            return at != null && at.length == 2 * endpoints.size() ? at : null;
+        }
+    }
+
+    /**
+     * Where each WorkloadEntry of a serialized ServiceEntry starts (after its tag and length) and its length, two ints
+     * per endpoint in the order they are written; null when the bytes do not parse.
+     */
+    static int[] endpointSpans(ByteString serviceEntry) {
+        int[] spans = new int[16];
+        int n = 0;
+        try {
+            CodedInputStream in = serviceEntry.newCodedInput();
+            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+                if (tag != ENDPOINTS_TAG) {
+                    if (!in.skipField(tag)) return null;
+                    continue;
+                }
+                int length = in.readRawVarint32();
+                if (n == spans.length) spans = Arrays.copyOf(spans, 2 * n);
+                spans[n++] = in.getTotalBytesRead();
+                spans[n++] = length;
+                in.skipRawBytes(length);
+            }
+        } catch (IOException e) {
+            return null;
+        }
+        return Arrays.copyOf(spans, n);
     }
 
     /** A translation and what the next translation of the same service may reuse (null for none). */
@@ -273,8 +314,11 @@ public final class ServiceEntryTranslator {
         // the service-level rules, on the ServiceEntry without its endpoints (each made to keep them, see
         // workloadBytes) and without export_to (McpOptions refuses an export_to the rules refuse)
         if (!IstioValidation.serviceEntry(headMessage).isEmpty()) return null;
-        boolean reusable =
-                previous != null && previous.bytes() != null && previous.ports().equals(service.ports());
+        int[] previousSpans =
+                previous != null && previous.bytes() != null && previous.ports().equals(service.ports())
+                        ? previous.spansInBytes()
+                        : null;
+        boolean reusable = previousSpans != null;
 
         List<String> notes = new ArrayList<>();
         LabelBytes labelBytes = new LabelBytes();
@@ -304,8 +348,8 @@ public final class ServiceEntryTranslator {
                 }
             }
             if (found >= 0) {
-                fromOffset[count] = previous.spans()[2 * found];
-                length[count] = previous.spans()[2 * found + 1];
+                fromOffset[count] = previousSpans[2 * found];
+                length[count] = previousSpans[2 * found + 1];
                 cacheable[count] = true;
             } else {
                 int notesBefore = notes.size();
@@ -357,7 +401,7 @@ public final class ServiceEntryTranslator {
                 service.ports(),
                 // the catalog's own list when every endpoint is kept (the usual case): nothing copied
                 cached == service.endpoints().size() ? service.endpoints() : List.copyOf(nextEndpoints),
-                cached == count ? spans : java.util.Arrays.copyOf(spans, 2 * cached),
+                cached == count ? null : Arrays.copyOf(spans, 2 * cached),
                 bytes);
         return new Translated(
                 new ServiceTranslation(

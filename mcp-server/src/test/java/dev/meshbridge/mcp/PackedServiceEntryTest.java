@@ -112,6 +112,9 @@ class PackedServiceEntryTest {
                 // as the server does: the tail of the served resource's unpacked bytes
                 ByteString wire = served.wire();
                 previous = atRest.withBytes(wire.substring(wire.size() - atRest.size()));
+                assertThat(previous)
+                        .as("the kept WorkloadEntries found in the served bytes")
+                        .isNotNull();
                 reused++;
             }
             ServiceEntryTranslator.Translated t = translator.translate(service, previous);

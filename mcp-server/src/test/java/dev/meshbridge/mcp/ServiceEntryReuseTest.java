@@ -70,6 +70,32 @@ class ServiceEntryReuseTest {
         return new MeshService(HOST, PORTS, sorted, labels, new java.util.TreeSet<>(List.of(KEY)), "v-" + sorted);
     }
 
+    /**
+     * What a kept translation holds no index of: where each WorkloadEntry sits, read again from the served bytes. Every
+     * span found is one endpoint of the message, in order; bytes that do not parse give none.
+     */
+    @Test
+    void endpointSpans_readFromTheBytes_areTheMessagesEndpoints() throws Exception {
+        ServiceEntryTranslator translator = new ServiceEntryTranslator(McpOptions.defaults());
+        ByteString bytes = translator
+                .translateFully(service(endpoints(12)))
+                .resources()
+                .get(0)
+                .body()
+                .getValue();
+        ServiceEntry message = ServiceEntry.parseFrom(bytes);
+        int[] spans = ServiceEntryTranslator.endpointSpans(bytes);
+        assertThat(spans).hasSize(2 * 12);
+        for (int i = 0; i < 12; i++) {
+            WorkloadEntry at = WorkloadEntry.parseFrom(bytes.substring(spans[2 * i], spans[2 * i] + spans[2 * i + 1]));
+            assertThat(at).isEqualTo(message.getEndpoints(i));
+        }
+        assertThat(ServiceEntryTranslator.endpointSpans(ByteString.copyFrom(new byte[] {0x32, 0x7f, 1})))
+                .as("a length past the end")
+                .isNull();
+        assertThat(ServiceEntryTranslator.endpointSpans(ByteString.EMPTY)).isEmpty();
+    }
+
     /** Each step changes the list of the step before; every result equals the translation from scratch. */
     @Test
     void everyChangeMatchesAFullTranslation_byteForByte() {

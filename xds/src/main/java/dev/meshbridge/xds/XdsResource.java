@@ -23,7 +23,11 @@ import java.util.Objects;
  */
 public final class XdsResource implements dev.meshbridge.ads.Resource {
 
-    private final XdsType type;
+    private static final XdsType[] TYPES = XdsType.values();
+    private static final int WILDCARD = 0x80;
+
+    // about six per service are held, so the type and the wildcard flag share a byte: 32 bytes, not 40
+    private final byte typeAndWildcard; // the type's ordinal, and WILDCARD when a wildcard subscription includes it
     private final String name;
     private final long versionHash;
     /**
@@ -31,8 +35,6 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
      * assignment whose bytes these are but for the first field, which is this one's cluster_name (its name).
      */
     private final Object body;
-
-    private final boolean wildcard;
 
     /**
      * @param type its type
@@ -48,18 +50,17 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
     }
 
     private XdsResource(XdsType type, String name, long versionHash, Object body, boolean wildcard) {
-        this.type = Objects.requireNonNull(type, "type");
+        this.typeAndWildcard = (byte) (Objects.requireNonNull(type, "type").ordinal() | (wildcard ? WILDCARD : 0));
         this.name = Objects.requireNonNull(name, "name");
         if (versionHash == 0 || versionHash == Long.MIN_VALUE) {
             throw new IllegalArgumentException("version hashes 0 and Long.MIN_VALUE are reserved");
         }
         this.versionHash = versionHash;
         this.body = body;
-        this.wildcard = wildcard;
     }
 
     public XdsType type() {
-        return type;
+        return TYPES[typeAndWildcard & (WILDCARD - 1)];
     }
 
     @Override
@@ -74,7 +75,7 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
 
     @Override
     public boolean wildcard() {
-        return wildcard;
+        return (typeAndWildcard & WILDCARD) != 0;
     }
 
     /**
@@ -108,7 +109,7 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
         if (!(body instanceof ByteString value) || value.size() < XdsPacking.MIN_SIZE) return this;
         byte[] p = packer.pack(value);
         if (p.length > value.size() - value.size() / 10) return this;
-        return new XdsResource(type, name, versionHash, p, wildcard);
+        return new XdsResource(type(), name, versionHash, p, wildcard());
     }
 
     /**
@@ -120,7 +121,7 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
      * @param held the same, as the server holds it
      */
     XdsResource sharing(XdsResource made, XdsResource held) {
-        if (type != XdsType.ENDPOINT || made.type != XdsType.ENDPOINT || !made.name.equals(held.name)) return null;
+        if (type() != XdsType.ENDPOINT || made.type() != XdsType.ENDPOINT || !made.name.equals(held.name)) return null;
         if (!(body instanceof ByteString own) || !(made.body instanceof ByteString other)) return null;
         if (!(held.body instanceof byte[]) || held.versionHash != made.versionHash) return null;
         ByteString head = UnsafeByteOperations.unsafeWrap(clusterNameField(name));
@@ -130,7 +131,7 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
         if (!own.substring(0, head.size()).equals(head)
                 || !other.substring(0, otherHead.size()).equals(otherHead)) return null;
         if (!own.substring(head.size()).equals(other.substring(otherHead.size()))) return null;
-        return new XdsResource(type, name, versionHash, held, wildcard);
+        return new XdsResource(type(), name, versionHash, held, wildcard());
     }
 
     /** A ClusterLoadAssignment's first field as the translators write it: cluster_name (field 1) = {@code name}. */
@@ -160,7 +161,7 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
      */
     @Override
     public Any any() {
-        return Any.newBuilder().setTypeUrl(type.typeUrl()).setValue(value()).build();
+        return Any.newBuilder().setTypeUrl(type().typeUrl()).setValue(value()).build();
     }
 
     /** The version as sent to clients: 16 hex digits of {@link #versionHash()}. */
@@ -194,8 +195,7 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof XdsResource r)) return false;
-        if (type != r.type || versionHash != r.versionHash || wildcard != r.wildcard || !name.equals(r.name))
-            return false;
+        if (typeAndWildcard != r.typeAndWildcard || versionHash != r.versionHash || !name.equals(r.name)) return false;
         // one dictionary in the process: equal bytes pack alike
         if (body instanceof byte[] a && r.body instanceof byte[] b) return Arrays.equals(a, b);
         return value().equals(r.value());
@@ -203,12 +203,12 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
 
     @Override
     public int hashCode() {
-        return Objects.hash(type, name, versionHash, wildcard);
+        return Objects.hash(type(), name, versionHash, wildcard());
     }
 
     @Override
     public String toString() {
-        return "XdsResource[type=" + type + ", name=" + name + ", versionHash=" + versionHash + ", value=" + value()
-                + ", wildcard=" + wildcard + "]";
+        return "XdsResource[type=" + type() + ", name=" + name + ", versionHash=" + versionHash + ", value=" + value()
+                + ", wildcard=" + wildcard() + "]";
     }
 }

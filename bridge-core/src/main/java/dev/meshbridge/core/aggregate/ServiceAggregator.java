@@ -140,7 +140,6 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     /** The shards of each host (one, nearly always; a new set on each change, shared with the merged service). */
     private final Map<String, CompactSortedSet<ServiceKey>> keysByHost = new HashMap<>();
 
-    private final Map<String, Set<ServiceKey>> keysByRegistry = new HashMap<>();
     private final Map<String, EmptyServicePolicy> policies = new HashMap<>();
     private final Map<String, long[]> counts = new HashMap<>();
     /**
@@ -228,9 +227,9 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
     public void removeRegistry(String registry) {
         run(() -> {
             policies.remove(registry);
-            Set<ServiceKey> keys = keysByRegistry.remove(registry);
-            if (keys != null) {
-                for (ServiceKey k : List.copyOf(keys)) removeShard(k);
+            List<ServiceKey> keys = keysOf(registry);
+            if (!keys.isEmpty()) {
+                for (ServiceKey k : keys) removeShard(k);
                 log.info("registry={} removed from the catalog ({} services)", registry, keys.size());
                 changed();
             }
@@ -332,11 +331,8 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
             case ServiceUpsert u -> upsert(u);
             case ServiceRemoval r -> leave(r.key(), true);
             case RegistrySynced s -> {
-                Set<ServiceKey> known = keysByRegistry.get(s.registry());
-                if (known != null) {
-                    for (ServiceKey k : List.copyOf(known)) {
-                        if (!s.services().contains(k)) leave(k, true);
-                    }
+                for (ServiceKey k : keysOf(s.registry())) {
+                    if (!s.services().contains(k)) leave(k, true);
                 }
             }
         }
@@ -364,7 +360,6 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         Shard shard = new Shard(u.key(), u.host(), u.ports(), sortedEndpoints, u.labels(), null, false, arrival);
         shards.put(u.key(), shard);
         keysByHost.merge(u.host(), CompactSortedSet.copyOf(List.of(u.key())), (had, one) -> had.with(u.key()));
-        keysByRegistry.computeIfAbsent(u.key().registry(), r -> new HashSet<>()).add(u.key());
         count(
                 u.key().registry(),
                 old == null ? 1 : 0,
@@ -428,13 +423,24 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
         changed();
     }
 
+    /**
+     * The keys of a registry's shards. A scan, not an index kept per key (a map node per service, 3% of what a million
+     * endpoints retain): it runs on a full sync, whose event already carries every key of the registry, and when a
+     * registry leaves the configuration.
+     */
+    private List<ServiceKey> keysOf(String registry) {
+        List<ServiceKey> keys = new ArrayList<>();
+        for (ServiceKey k : shards.keySet()) {
+            if (k.registry().equals(registry)) keys.add(k);
+        }
+        return keys;
+    }
+
     private void removeShard(ServiceKey key) {
         Shard old = shards.remove(key);
         if (old == null) return;
         if (old.expiry() != null) old.expiry().cancel(false);
         detachFromHost(old);
-        Set<ServiceKey> ofRegistry = keysByRegistry.get(key.registry());
-        if (ofRegistry != null) ofRegistry.remove(key);
         count(key.registry(), -1, -old.endpoints().size());
     }
 

@@ -25,18 +25,8 @@ final class ServiceVersions {
             h.putString(p.name()).putInt(p.number()).putString(p.protocol().name());
         }
         h.putInt(endpoints.size());
-        for (Endpoint e : endpoints) {
-            h.putString(e.address())
-                    .putInt(e.weight())
-                    .putBoolean(e.enabled())
-                    .putString(e.health().name());
-            putMap(h, e.ports());
-            putMap(h, e.labels());
-            h.putString(e.locality().region())
-                    .putString(e.locality().zone())
-                    .putString(e.locality().subZone());
-        }
-        putMap(h, labels);
+        for (Endpoint e : endpoints) e.putContent(h);
+        h.putMap(labels);
         h.putInt(sources.size());
         for (ServiceKey k : sources) {
             h.putString(k.registryType())
@@ -47,12 +37,5 @@ final class ServiceVersions {
                     .putString(k.version());
         }
         return h.hex();
-    }
-
-    private static void putMap(Hash64 h, Map<String, ?> map) {
-        h.putInt(map.size());
-        for (Map.Entry<String, ?> entry : map.entrySet()) {
-            h.putString(entry.getKey()).putString(String.valueOf(entry.getValue()));
-        }
     }
 }

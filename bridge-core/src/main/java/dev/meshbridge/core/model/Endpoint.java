@@ -3,6 +3,7 @@ package dev.meshbridge.core.model;
 import dev.meshbridge.core.naming.IpAddresses;
 import dev.meshbridge.core.naming.Labels;
 import dev.meshbridge.core.util.CompactSortedMap;
+import dev.meshbridge.core.util.Hash64;
 import dev.meshbridge.core.util.Interner;
 import java.util.Map;
 import java.util.Objects;
@@ -34,21 +35,67 @@ public final class Endpoint implements Comparable<Endpoint> {
 
     private static final Interner<Locality> LOCALITIES = new Interner<>(1 << 12);
 
+    // Endpoints are built a service at a time (a registry's listing), so a small table finds the shape its siblings
+    // share; one evicted early only costs that endpoint its own shape.
+    private static final Interner<Shape> SHAPES = new Interner<>(1 << 14);
+
     private static final Health[] HEALTHS = Health.values();
     private static final int WEIGHT_BITS = 20; // MAX_WEIGHT < 2^20
     private static final int WEIGHT_MASK = (1 << WEIGHT_BITS) - 1;
     private static final int ENABLED_BIT = 1 << WEIGHT_BITS;
     private static final int HEALTH_SHIFT = WEIGHT_BITS + 1;
 
-    // A million endpoints are held at once, so the address is packed: a canonical dotted IPv4 address (the common
-    // case) as its 32 bits, anything else (a host name, IPv6) as its interned string; weight, enabled and health share
-    // one int. 40 bytes per endpoint, and no address string (about 56 bytes) next to it.
+    // A million endpoints are held at once, so an endpoint is packed into 24 bytes: a canonical dotted IPv4 address
+    // (the common case) as its 32 bits, with no address string (about 56 bytes) next to it; weight, enabled and health
+    // in one int; and what the instances of one service nearly always have in common (ports, labels, locality) as one
+    // shared, interned Shape. Any other address (a host name, IPv6) is held in a Shape of its own, with its interned
+    // string.
     private final int ipv4;
-    private final String host; // null when the address is ipv4
     private final int bits;
-    private final SortedMap<String, Integer> ports;
-    private final SortedMap<String, String> labels;
-    private final Locality locality;
+    private final Shape shape;
+
+    /**
+     * Ports, labels, locality and, for an address that is not IPv4, that address: shared by every endpoint with equal
+     * ones (interned when the address is IPv4), with a 64-bit hash of them made once, which a service's version feeds
+     * in place of their strings ({@link #putContent}).
+     */
+    private static final class Shape {
+        final String host; // null when the address is ipv4
+        final SortedMap<String, Integer> ports;
+        final SortedMap<String, String> labels;
+        final Locality locality;
+        final long hash;
+
+        Shape(String host, SortedMap<String, Integer> ports, SortedMap<String, String> labels, Locality locality) {
+            this.host = host;
+            this.ports = ports;
+            this.labels = labels;
+            this.locality = locality;
+            Hash64 h = host == null ? new Hash64().putBoolean(true) : new Hash64().putString(host);
+            this.hash = h.putMap(ports)
+                    .putMap(labels)
+                    .putString(locality.region())
+                    .putString(locality.zone())
+                    .putString(locality.subZone())
+                    .finish();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o == this
+                    || o instanceof Shape s
+                            && hash == s.hash
+                            && Objects.equals(host, s.host)
+                            && ports.equals(s.ports)
+                            && labels.equals(s.labels)
+                            && locality.equals(s.locality);
+        }
+
+        @Override
+        public int hashCode() {
+            return (int) (hash ^ (hash >>> 32));
+        }
+    }
 
     public Endpoint(
             String address,
@@ -82,12 +129,14 @@ public final class Endpoint implements Comparable<Endpoint> {
         }
         long packed = IpAddresses.ipv4Bits(address);
         this.ipv4 = (int) packed;
-        this.host = packed < 0 ? address.intern() : null;
         this.bits = weight | (enabled ? ENABLED_BIT : 0) | (health.ordinal() << HEALTH_SHIFT);
-        // equal maps and localities are shared across endpoints (see CompactSortedMap and Interner)
-        this.ports = CompactSortedMap.copyOf(ports);
-        this.labels = CompactSortedMap.copyOf(labels);
-        this.locality = locality.isEmpty() ? Locality.NONE : LOCALITIES.intern(locality);
+        // equal maps, localities and shapes are shared across endpoints (see CompactSortedMap and Interner)
+        Shape made = new Shape(
+                packed < 0 ? address.intern() : null,
+                CompactSortedMap.copyOf(ports),
+                CompactSortedMap.copyOf(labels),
+                locality.isEmpty() ? Locality.NONE : LOCALITIES.intern(locality));
+        this.shape = made.host == null ? SHAPES.intern(made) : made;
     }
 
     /**
@@ -95,22 +144,24 @@ public final class Endpoint implements Comparable<Endpoint> {
      * packed, so each call returns a new string; compare with {@link #sameAddress} where no string is needed.
      */
     public String address() {
+        String host = shape.host;
         return host != null ? host : IpAddresses.ipv4Text(ipv4);
     }
 
     /** True when the address is a canonical dotted IPv4 address (then held as its 32 bits). */
     public boolean isIpv4() {
-        return host == null;
+        return shape.host == null;
     }
 
     /** True when both endpoints have the same {@link #address()}, without making either string. */
     public boolean sameAddress(Endpoint o) {
-        return host == null ? o.host == null && ipv4 == o.ipv4 : host.equals(o.host);
+        String host = shape.host;
+        return host == null ? o.shape.host == null && ipv4 == o.ipv4 : host.equals(o.shape.host);
     }
 
     /** Real port numbers by service port name, e.g. {@code {dubbo=20880, tri=50051}}. */
     public SortedMap<String, Integer> ports() {
-        return ports;
+        return shape.ports;
     }
 
     /** Relative weight, >= 0. */
@@ -130,38 +181,46 @@ public final class Endpoint implements Comparable<Endpoint> {
 
     /** Sanitized labels, sorted by key. */
     public SortedMap<String, String> labels() {
-        return labels;
+        return shape.labels;
     }
 
     /** Region, zone, sub-zone ({@link Locality#NONE} when unknown). */
     public Locality locality() {
-        return locality;
+        return shape.locality;
     }
 
     @Override
     public boolean equals(Object o) {
-        return o == this
-                || o instanceof Endpoint e
-                        && bits == e.bits
-                        && sameAddress(e)
-                        && ports.equals(e.ports)
-                        && labels.equals(e.labels)
-                        && locality.equals(e.locality);
+        return o == this || o instanceof Endpoint e && bits == e.bits && ipv4 == e.ipv4 && shape.equals(e.shape);
     }
 
     @Override
     public int hashCode() {
+        String host = shape.host;
         int h = host != null ? host.hashCode() : ipv4;
-        h = 31 * h + ports.hashCode();
+        h = 31 * h + shape.ports.hashCode();
         h = 31 * h + bits;
-        h = 31 * h + labels.hashCode();
-        return 31 * h + locality.hashCode();
+        h = 31 * h + shape.labels.hashCode();
+        return 31 * h + shape.locality.hashCode();
     }
 
     @Override
     public String toString() {
-        return "Endpoint[address=" + address() + ", ports=" + ports + ", weight=" + weight() + ", enabled=" + enabled()
-                + ", health=" + health() + ", labels=" + labels + ", locality=" + locality + "]";
+        return "Endpoint[address=" + address() + ", ports=" + shape.ports + ", weight=" + weight() + ", enabled="
+                + enabled() + ", health=" + health() + ", labels=" + shape.labels + ", locality=" + shape.locality
+                + "]";
+    }
+
+    /**
+     * Feeds everything the endpoint holds into {@code h}, as a service's content version is made: the address, weight,
+     * enabled flag and health, and for ports, labels and locality (and an address that is not IPv4) a 64-bit hash of
+     * them made once per shared shape, so that their strings are not hashed again for every version. Equal endpoints
+     * feed equal values.
+     */
+    public Hash64 putContent(Hash64 h) {
+        Shape s = shape;
+        if (s.host == null) h.putInt(ipv4);
+        return h.putInt(bits).putLong(s.hash);
     }
 
     /** True when the endpoint may get traffic at all: enabled and weight > 0 (health is separate). */
@@ -171,7 +230,7 @@ public final class Endpoint implements Comparable<Endpoint> {
 
     /** The real port of the given service port name, or 0 when this endpoint does not serve it. */
     public int port(String portName) {
-        Integer p = ports.get(portName);
+        Integer p = shape.ports.get(portName);
         return p == null ? 0 : p;
     }
 
@@ -189,13 +248,19 @@ public final class Endpoint implements Comparable<Endpoint> {
         if (this == o) return 0;
         int c = compareAddress(o);
         if (c != 0) return c;
-        c = compareForms(ports, o.ports);
-        if (c != 0) return c;
+        Shape a = shape;
+        Shape b = o.shape;
+        if (a != b) {
+            c = compareForms(a.ports, b.ports);
+            if (c != 0) return c;
+        }
         c = Integer.compare(weight(), o.weight());
         if (c != 0) return c;
-        c = locality.compareTo(o.locality);
-        if (c != 0) return c;
-        c = compareForms(labels, o.labels);
+        if (a != b) {
+            c = a.locality.compareTo(b.locality);
+            if (c != 0) return c;
+            c = compareForms(a.labels, b.labels);
+        }
         if (c != 0) return c;
         c = health().compareTo(o.health());
         return c != 0 ? c : Boolean.compare(enabled(), o.enabled());
@@ -203,7 +268,7 @@ public final class Endpoint implements Comparable<Endpoint> {
 
     /** Orders by {@link #address()} as the strings would, without making them when both are IPv4. */
     public int compareAddress(Endpoint o) {
-        if (host == null && o.host == null) return IpAddresses.compareIpv4Text(ipv4, o.ipv4);
+        if (shape.host == null && o.shape.host == null) return IpAddresses.compareIpv4Text(ipv4, o.ipv4);
         return address().compareTo(o.address());
     }
 

@@ -33,6 +33,15 @@ public final class Hash64 {
         return putInt(b ? 1 : 2);
     }
 
+    /** Feeds a map's size, then each key and the string form of its value, in the map's order. */
+    public Hash64 putMap(java.util.Map<String, ?> map) {
+        putInt(map.size());
+        for (java.util.Map.Entry<String, ?> e : map.entrySet()) {
+            putString(e.getKey()).putString(String.valueOf(e.getValue()));
+        }
+        return this;
+    }
+
     /** The hash of everything fed in so far, mixed so that every input bit reaches every output bit. */
     public long finish() {
         return mix(h);

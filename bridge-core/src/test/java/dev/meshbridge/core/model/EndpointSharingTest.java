@@ -55,4 +55,32 @@ class EndpointSharingTest {
         assertThat(other.labels()).isNotEqualTo(built.get(0).labels()).containsEntry("zone", "c");
         assertThat(other.locality()).isNotEqualTo(built.get(0).locality());
     }
+
+    /**
+     * An address that is not IPv4 is held with the shared parts, in a shape of its own: two instances with the same
+     * ports, labels and locality still differ by it, an equal one built again equals it, and the mix orders by address.
+     */
+    @Test
+    void hostNamesAndIpv6_keepTheirAddress_nextToSharedOnes() {
+        Endpoint a = endpoint("orders-1.shop.local", "a", 8080);
+        Endpoint b = endpoint("orders-2.shop.local", "a", 8080);
+        Endpoint v6 = endpoint("fd00::1", "a", 8080);
+        Endpoint v4 = endpoint("10.0.0.1", "a", 8080);
+        assertThat(a.address()).isEqualTo("orders-1.shop.local");
+        assertThat(b.address()).isEqualTo("orders-2.shop.local");
+        assertThat(v6.address()).isEqualTo("fd00::1");
+        assertThat(a.isIpv4()).isFalse();
+        assertThat(v4.isIpv4()).isTrue();
+        assertThat(a).isNotEqualTo(b).isNotEqualTo(v6).isNotEqualTo(v4);
+        assertThat(a.sameAddress(b)).isFalse();
+        assertThat(b.labels()).isSameAs(a.labels());
+        Endpoint again = endpoint("orders-1.shop.local", "a", 8080);
+        assertThat(again).isEqualTo(a).hasSameHashCodeAs(a);
+        assertThat(again.sameAddress(a)).isTrue();
+        List<Endpoint> mixed = new ArrayList<>(List.of(v6, b, v4, a));
+        mixed.sort(null);
+        assertThat(mixed)
+                .extracting(Endpoint::address)
+                .containsExactly("10.0.0.1", "fd00::1", "orders-1.shop.local", "orders-2.shop.local");
+    }
 }
