@@ -6,7 +6,6 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.Status;
 import java.time.Clock;
 import java.time.Duration;
@@ -998,7 +997,7 @@ public final class AdsEngine {
         TypeIndex idx = ts.index;
         done.clear();
         if (st.mode == AdsStream.Mode.SOTW) {
-            DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder().setTypeUrl(ts.typeUrl);
+            SotwResponse.Builder b = new SotwResponse.Builder(ts.typeUrl);
             boolean full = ts.type().fullState();
             ts.pending.forEach((id, was) -> {
                 long current = ts.currentVersion(id);
@@ -1006,19 +1005,19 @@ public final class AdsEngine {
                     if (full && was != TypeIndex.ABSENT && was != TypeIndex.UNKNOWN) {
                         // removed in this push: still carried until the removal pass (make before break)
                         Resource held = idx.get(id) != null ? idx.get(id) : idx.retired(id);
-                        if (held != null) b.addResources(anyOf(held));
+                        if (held != null) carry(b, held);
                     }
                     if (was == TypeIndex.ABSENT) done.add(id);
                     return;
                 }
                 done.add(id);
-                if (!full) b.addResources(anyOf(idx.get(id)));
+                if (!full) carry(b, idx.get(id));
             });
             finish(ts);
             if (full) {
                 forEachSubscribed(ts, id -> {
                     Resource r = idx.get(id);
-                    if (r != null) b.addResources(anyOf(r));
+                    if (r != null) carry(b, r);
                 });
             }
             sendSotw(st, ts, b);
@@ -1043,6 +1042,15 @@ public final class AdsEngine {
     /** A resource's Delta wrapper, shared by every response of the current flush that carries this version. */
     private io.envoyproxy.envoy.service.discovery.v3.Resource deltaOf(Resource r) {
         return wrappers.of(r);
+    }
+
+    /**
+     * Adds a resource to a SotW response: held packed, as itself (unpacked only when the response is written); else as
+     * its Any, shared by every response of the current flush that carries this version.
+     */
+    private void carry(SotwResponse.Builder b, Resource r) {
+        if (r.packedValue() != null) b.addPacked(r);
+        else b.add(anyOf(r));
     }
 
     /** A resource's {@code Any}, shared by every SotW response of the current flush that carries this version. */
@@ -1088,20 +1096,20 @@ public final class AdsEngine {
         if (!st.isReady()) return false;
         TypeIndex idx = ts.index;
         if (st.mode == AdsStream.Mode.SOTW) {
-            DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder().setTypeUrl(ts.typeUrl);
+            SotwResponse.Builder b = new SotwResponse.Builder(ts.typeUrl);
             boolean full = ts.type().fullState();
             ts.pending.forEach((id, was) -> {
                 long current = ts.currentVersion(id);
-                if (!full && current != TypeIndex.ABSENT) b.addResources(anyOf(idx.get(id)));
+                if (!full && current != TypeIndex.ABSENT) carry(b, idx.get(id));
                 ts.sent(id, was);
             });
             ts.clearPending();
             if (full) {
                 forEachSubscribed(ts, id -> {
                     Resource r = idx.get(id);
-                    if (r != null) b.addResources(anyOf(r));
+                    if (r != null) carry(b, r);
                 });
-            } else if (b.getResourcesCount() == 0 && !ts.respond) {
+            } else if (b.count() == 0 && !ts.respond) {
                 return true; // a partial-state client drops what nothing names any more
             }
             sendSotw(st, ts, b);
@@ -1124,12 +1132,12 @@ public final class AdsEngine {
         return true;
     }
 
-    private void sendSotw(AdsStream st, TypeState ts, DiscoveryResponse.Builder b) {
+    private void sendSotw(AdsStream st, TypeState ts, SotwResponse.Builder b) {
         String nonce = st.nextNonce();
         String version = ts.viewVersion();
-        DiscoveryResponse response = b.setVersionInfo(version).setNonce(nonce).build();
+        SotwResponse response = b.build(version, nonce);
         st.send(response);
-        sent(st, ts, nonce, version, response.getSerializedSize(), response.getResourcesCount(), 0);
+        sent(st, ts, nonce, version, response.serializedSize(), response.resourceCount(), 0);
     }
 
     private void sendDelta(AdsStream st, TypeState ts, DeltaDiscoveryResponse.Builder b) {

@@ -177,8 +177,14 @@ final class AdsStream {
         return mode == Mode.SOTW ? sotw.isReady() : delta.isReady();
     }
 
-    void send(DiscoveryResponse r) {
-        sotw.onNext(r);
+    /**
+     * Sends a SotW response. It goes through the observer in place of the {@code DiscoveryResponse} it stands for: gRPC
+     * passes the message untouched to the method's response marshaller, {@link ResponseMarshaller}, which writes it
+     * (the server binds every service through it, and no interceptor of the server looks at responses).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    void send(SotwResponse r) {
+        ((ServerCallStreamObserver) sotw).onNext(r);
     }
 
     void send(DeltaDiscoveryResponse r) {

@@ -178,11 +178,22 @@ public final class PackedBytes {
 
     /** The bytes a packed form was made of, with the dictionary it was packed with. */
     public static byte[] unpack(byte[] packed, Dictionary dictionary) {
+        byte[] out = new byte[unpackedSize(packed)];
+        unpackInto(packed, dictionary, out, 0);
+        return out;
+    }
+
+    /**
+     * Unpacks into {@code out} from {@code at} on (which must hold {@link #unpackedSize} bytes there); returns the
+     * position after them. For a caller that reuses one array for many resources.
+     */
+    public static int unpackInto(byte[] packed, Dictionary dictionary, byte[] out, int at) {
         long first = readVarint(packed, 0);
         int size = (int) first;
         int p = (int) (first >>> 32);
-        byte[] out = new byte[size];
-        int o = 0;
+        if (out.length - at < size) throw new IndexOutOfBoundsException("room for " + size + " bytes at " + at);
+        int o = at;
+        int end = at + size;
         byte[] dict = dictionary.bytes;
         while (true) {
             long lit = readVarint(packed, p);
@@ -191,7 +202,7 @@ public final class PackedBytes {
             System.arraycopy(packed, p, out, o, count);
             p += count;
             o += count;
-            if (o == size) return out;
+            if (o == end) return end;
             long m = readVarint(packed, p);
             int len = (int) m;
             p = (int) (m >>> 32);
@@ -199,13 +210,13 @@ public final class PackedBytes {
             int distance = (int) d;
             p = (int) (d >>> 32);
             int from = o - distance;
-            if (from < 0) {
+            if (from < at) {
                 // the run starts in the dictionary and may go on into the output
-                int fromDict = Math.min(-from, len);
-                System.arraycopy(dict, dict.length + from, out, o, fromDict);
+                int fromDict = Math.min(at - from, len);
+                System.arraycopy(dict, dict.length - (at - from), out, o, fromDict);
                 o += fromDict;
                 len -= fromDict;
-                from = 0;
+                from = at;
             }
             if (o - from >= len) {
                 System.arraycopy(out, from, out, o, len);

@@ -20,6 +20,9 @@ import java.io.OutputStream;
  * of what the serving thread allocated (JFR, many-streams phase of the benchmark), and the garbage brings young
  * collections, whose pauses stop every stream's push. The bytes on the wire are the same (protobuf's serialization
  * of the same message); a message larger than the scratch buffer is written as before. Parsing is the delegate's.
+ *
+ * <p>It also writes the engine's {@link SotwResponse}, which {@link AdsStream} passes through the stream's observer in
+ * place of the {@code DiscoveryResponse} it stands for (gRPC hands the message to this marshaller untouched).
  */
 final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
 
@@ -61,6 +64,7 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
     @Override
     public InputStream stream(T value) {
         if (value instanceof MessageLite message) return new Serialized(message);
+        if (value instanceof SotwResponse response) return new Serialized(response);
         return delegate.stream(value);
     }
 
@@ -73,6 +77,7 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
     private static final class Serialized extends InputStream implements Drainable, KnownLength {
 
         private MessageLite message;
+        private SotwResponse response;
         private final int size;
         private ByteArrayInputStream bytes;
 
@@ -81,8 +86,27 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
             this.size = message.getSerializedSize();
         }
 
+        Serialized(SotwResponse response) {
+            this.response = response;
+            this.size = response.serializedSize();
+        }
+
         @Override
         public int drainTo(OutputStream target) throws IOException {
+            if (response != null) {
+                SotwResponse r = response;
+                response = null;
+                if (size > SCRATCH_BYTES) {
+                    r.writeTo(target);
+                    return size;
+                }
+                byte[] buf = SCRATCH.get();
+                CodedOutputStream out = CodedOutputStream.newInstance(buf, 0, size);
+                r.writeTo(out);
+                out.checkNoSpaceLeft();
+                target.write(buf, 0, size);
+                return size;
+            }
             if (message == null) {
                 // read partly already: the rest
                 int n = bytes == null ? 0 : bytes.available();
@@ -105,8 +129,17 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
 
         private ByteArrayInputStream bytes() {
             if (bytes == null) {
-                bytes = new ByteArrayInputStream(message == null ? new byte[0] : message.toByteArray());
+                byte[] all;
+                try {
+                    all = response != null
+                            ? response.toByteArray()
+                            : message == null ? new byte[0] : message.toByteArray();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                bytes = new ByteArrayInputStream(all);
                 message = null;
+                response = null;
             }
             return bytes;
         }
@@ -123,7 +156,7 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
 
         @Override
         public int available() {
-            if (message != null) return size;
+            if (message != null || response != null) return size;
             return bytes == null ? 0 : bytes.available();
         }
     }

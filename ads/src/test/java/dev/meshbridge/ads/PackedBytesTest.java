@@ -23,6 +23,14 @@ class PackedBytesTest {
         byte[] packed = packer.pack(bytes, bytes.length);
         assertThat(PackedBytes.unpackedSize(packed)).isEqualTo(bytes.length);
         assertThat(PackedBytes.unpack(packed, DICTIONARY)).isEqualTo(bytes);
+        // into a reused array, at an offset, between bytes it must not touch
+        byte[] into = new byte[bytes.length + 10];
+        java.util.Arrays.fill(into, (byte) 7);
+        assertThat(PackedBytes.unpackInto(packed, DICTIONARY, into, 3)).isEqualTo(3 + bytes.length);
+        assertThat(java.util.Arrays.copyOfRange(into, 3, 3 + bytes.length)).isEqualTo(bytes);
+        assertThat(java.util.Arrays.copyOf(into, 3)).containsOnly((byte) 7);
+        assertThat(java.util.Arrays.copyOfRange(into, 3 + bytes.length, into.length))
+                .containsOnly((byte) 7);
         // a rope is packed from its pieces into the same form
         if (bytes.length > 1) {
             int cut = bytes.length / 3;

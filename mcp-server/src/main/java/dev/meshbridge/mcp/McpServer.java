@@ -286,6 +286,22 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                     .build();
         }
 
+        /** Whole-set responses unpack it straight into the transport's buffers (never made as an Any there). */
+        @Override
+        public byte[] packedValue() {
+            return packed;
+        }
+
+        @Override
+        public PackedBytes.Dictionary packedWith() {
+            return ServiceEntryTranslator.DICTIONARY;
+        }
+
+        @Override
+        public String anyTypeUrl() {
+            return McpResource.RESOURCE_TYPE_URL;
+        }
+
         /** The engine's version hash of a resource version (never 0 or {@code Long.MIN_VALUE}, which it reserves). */
         static long hashOf(String version) {
             long hash = Long.parseUnsignedLong(version, 16);
