@@ -79,7 +79,11 @@ import org.slf4j.LoggerFactory;
  *       client's cache right after subscribing, and used only if no push for that service came in meanwhile;
  *   <li>a round that fails (the server is unreachable or refuses the credentials) marks the registry disconnected,
  *       sends nothing and retries with jittered backoff; the first round that succeeds after that, like the first
- *       round at start, ends with a {@link RegistrySynced}; nacos-client reconnects and re-subscribes by itself.
+ *       round at start, ends with a {@link RegistrySynced}; nacos-client reconnects and re-subscribes by itself;
+ *   <li>after a reconnect the publisher holds removals for the warm-up; when it is over, the next round to start also
+ *       reads every subscribed service's instances from the server, and only such a round ends the warm-up (with its
+ *       {@link RegistrySynced}): a round already in flight at the deadline saw only nacos-client's cache, which a
+ *       restarted server's late pushes may still leave partial.
  * </ol>
  */
 public final class NacosWatcher implements RegistryWatcher {
@@ -138,7 +142,14 @@ public final class NacosWatcher implements RegistryWatcher {
     private final Backoff backoff;
     private boolean needSync = true;
     private boolean authFailing;
+    /** The next round reads every subscribed service from the server (set by {@link #fullRead()}). */
     private boolean fullReadDue;
+    /**
+     * A warm-up's full read was asked for and no round that read everything has completed since: until one does, no
+     * round may call {@link ShardPublisher#synced()}, since a round that was already in flight when the warm-up ended
+     * saw only nacos-client's cache (which a restarted server's late pushes may still leave partial).
+     */
+    private boolean fullReadAsked;
 
     /** One watched service: its subscription and what was last sent for it. */
     private static final class Tracked {
@@ -162,9 +173,14 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     /**
-     * The services found in one round, by namespace, and (for a full read) the instance lists read from the server.
+     * The services found in one round, by namespace, and (for a full read, {@code readAll}) the instance lists read
+     * from the server.
      */
-    private record Listing(long startedNanos, Map<String, Set<NacosHttpApi.GroupedName>> services, List<Read> reads) {}
+    private record Listing(
+            long startedNanos,
+            boolean readAll,
+            Map<String, Set<NacosHttpApi.GroupedName>> services,
+            List<Read> reads) {}
 
     /** One service's instances read from the server; used when no push for it came in after {@code eventsBefore}. */
     private record Read(Tracked tracked, long eventsBefore, List<Instance> instances) {}
@@ -299,7 +315,7 @@ public final class NacosWatcher implements RegistryWatcher {
             io.execute(() -> {
                 Listing listing;
                 try {
-                    listing = list(started, toRead);
+                    listing = list(started, readAll, toRead);
                 } catch (Exception e) {
                     if (e instanceof InterruptedException)
                         Thread.currentThread().interrupt();
@@ -318,12 +334,14 @@ public final class NacosWatcher implements RegistryWatcher {
     }
 
     /**
-     * The end of a warm-up: the next round also reads every subscribed service's instances from the server (not
-     * from nacos-client's cache, which a restarted server's pushes may have left partial) and ends with {@link
-     * ShardPublisher#synced()}.
+     * The end of a warm-up: the next round to start also reads every subscribed service's instances from the server
+     * (not from nacos-client's cache, which a restarted server's pushes may have left partial) and ends with {@link
+     * ShardPublisher#synced()}, which ends the warm-up. A round already in flight does not: it started before this
+     * was asked for and did not read the server (see {@link #onRoundDone}).
      */
     private void fullRead() {
         fullReadDue = true;
+        fullReadAsked = true;
         needSync = true;
     }
 
@@ -365,9 +383,12 @@ public final class NacosWatcher implements RegistryWatcher {
         if (authFailing) log.info("registry={} type={} credentials and permissions work again", registry, TYPE);
         backoff.reset();
         authFailing = false;
-        if (needSync) {
+        // after a warm-up's full read was asked for, only a round that read everything (and so started after the
+        // ask) may sync: synced() ends the warm-up, and removals still held then leave
+        if (needSync && (!fullReadAsked || listing.readAll())) {
             publisher.synced();
             needSync = false;
+            fullReadAsked = false;
             log.info(
                     "registry={} type={} synced: namespaces={} services={}",
                     registry,
@@ -680,7 +701,7 @@ public final class NacosWatcher implements RegistryWatcher {
 
     // ---------------------------------------------------------------- I/O thread
 
-    private Listing list(long startedNanos, List<Tracked> toRead) throws Exception {
+    private Listing list(long startedNanos, boolean readAll, List<Tracked> toRead) throws Exception {
         if (options.hasCredentials()) http.login();
         List<String> namespaces = options.allNamespaces() ? http.namespaces() : options.namespaceIds();
         for (String ns : List.copyOf(clients.keySet())) {
@@ -721,7 +742,7 @@ public final class NacosWatcher implements RegistryWatcher {
                 throw NacosErrors.inNamespace(t.key.namespace(), e);
             }
         }
-        return new Listing(startedNanos, services, reads);
+        return new Listing(startedNanos, readAll, services, reads);
     }
 
     private static List<NacosHttpApi.GroupedName> listGroup(NamingService client, String group) throws NacosException {

@@ -143,6 +143,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link Builder#accessKey}): naming requests on gRPC and the HTTP lists must carry a signature that
  * {@link NacosSignatureVerifier} accepts, else 403 with its reason (config requests are not checked).
  *
+ * <p>Timing knobs for race tests: {@link #holdRegistrations} and {@link #holdRegistrationsOf} (registrations refused as
+ * by a starting server), {@link #withholdPushes} (a service's pushes held back, as a server pushing late) and {@link
+ * #blockNextServiceList()} (a listing held in flight).
+ *
  * <p>Not modelled: clustering (Distro/Raft), server-side health checks of persistent instances, selectors, config
  * beta/tag/gray releases and fuzzy watch of configs.
  */
@@ -188,6 +192,20 @@ public final class NacosTestServer implements AutoCloseable {
 
     /** While set, ephemeral registrations are refused as a starting server refuses them (see {@link #holdRegistrations}). */
     private boolean registrationsHeld;
+
+    /** Addresses whose ephemeral registrations are refused so (see {@link #holdRegistrationsOf}). */
+    private Set<String> registrationsHeldOf = Set.of();
+
+    /** Service names whose pushes are held back, and the services with a push held back (see {@link #withholdPushes}). */
+    private final Set<String> pushesWithheld = new HashSet<>();
+
+    private final Set<SvcId> pushesDeferred = new HashSet<>();
+
+    /** The next {@code ServiceListRequest} waits at this gate (see {@link #blockNextServiceList()}), or null. */
+    private final java.util.concurrent.atomic.AtomicReference<Gate> serviceListGate =
+            new java.util.concurrent.atomic.AtomicReference<>();
+
+    private final Map<String, AtomicLong> serviceQueries = new ConcurrentHashMap<>();
 
     private final String contextPath;
     private final int port;
@@ -511,6 +529,78 @@ public final class NacosTestServer implements AutoCloseable {
         }
     }
 
+    /**
+     * While {@code ips} is not empty, ephemeral registrations of instances with one of these addresses answer {@code
+     * 300 Server is starting,please try later.} (as {@link #holdRegistrations}), the others go through: a test lets a
+     * restarted server's applications come back in the order it wants.
+     */
+    public void holdRegistrationsOf(String... ips) {
+        synchronized (lock) {
+            registrationsHeldOf = Set.of(ips);
+        }
+    }
+
+    /**
+     * While {@code held}, changes of the services named {@code name} are not pushed to their subscribers (as a busy
+     * server pushing late): a subscriber keeps its older list, while queries and new subscriptions get the current
+     * one. Released, the held-back pushes go out.
+     */
+    public void withholdPushes(String name, boolean held) {
+        synchronized (lock) {
+            if (held) {
+                pushesWithheld.add(name);
+                return;
+            }
+            pushesWithheld.remove(name);
+            for (java.util.Iterator<SvcId> it = pushesDeferred.iterator(); it.hasNext(); ) {
+                SvcId id = it.next();
+                if (!id.name().equals(name)) continue;
+                it.remove();
+                schedulePush(id, null);
+            }
+        }
+    }
+
+    /**
+     * Makes the next {@code ServiceListRequest} (the watcher's service listing) wait, before it is answered, until the
+     * returned gate is released (at most 30 s): a test holds a listing round in flight while it moves time.
+     */
+    public Gate blockNextServiceList() {
+        Gate g = new Gate();
+        serviceListGate.set(g);
+        return g;
+    }
+
+    /** A request held until released. */
+    public static final class Gate {
+        private final java.util.concurrent.CountDownLatch arrived = new java.util.concurrent.CountDownLatch(1);
+        private final java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+
+        /** True once the request is waiting here (or waited). */
+        public boolean arrived() {
+            return arrived.getCount() == 0;
+        }
+
+        public void release() {
+            released.countDown();
+        }
+
+        private void pass() {
+            arrived.countDown();
+            try {
+                released.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** {@code ServiceQueryRequest}s (queries that bypass the client's cache) received so far for {@code name}. */
+    public long serviceQueries(String name) {
+        AtomicLong n = serviceQueries.get(name);
+        return n == null ? 0 : n.get();
+    }
+
     /** While starting, whether this new connection may come in now; one per admission step. */
     private boolean admit() {
         synchronized (lock) {
@@ -666,6 +756,10 @@ public final class NacosTestServer implements AutoCloseable {
                         : ErrorResponse.build(
                                 NacosException.INVALID_SERVER_STATUS, "Server is starting,please try later.");
             } else {
+                if ("ServiceListRequest".equals(type)) {
+                    Gate gate = serviceListGate.getAndSet(null);
+                    if (gate != null) gate.pass();
+                }
                 response = handle(connId, payload);
             }
             out.onNext(GrpcUtils.convert(response));
@@ -739,9 +833,15 @@ public final class NacosTestServer implements AutoCloseable {
         synchronized (lock) {
             Conn conn = connections.get(connId);
             if (conn == null) return ErrorResponse.build(NacosException.UN_REGISTER, "Connection is unregistered.");
-            if (registrationsHeld && (request instanceof InstanceRequest || request instanceof BatchInstanceRequest)) {
+            if ((registrationsHeld || heldOf(request))
+                    && (request instanceof InstanceRequest || request instanceof BatchInstanceRequest)) {
                 return ErrorResponse.build(
                         NacosException.INVALID_SERVER_STATUS, "Server is starting,please try later.");
+            }
+            if (request instanceof ServiceQueryRequest r) {
+                serviceQueries
+                        .computeIfAbsent(r.getServiceName(), k -> new AtomicLong())
+                        .incrementAndGet();
             }
             return switch (request) {
                 case InstanceRequest r -> instance(conn, r);
@@ -760,6 +860,20 @@ public final class NacosTestServer implements AutoCloseable {
                 default -> ErrorResponse.build(NacosException.NO_HANDLER, "RequestHandler Not Found");
             };
         }
+    }
+
+    /** Whether an ephemeral registration carries an instance whose address {@link #holdRegistrationsOf} holds. */
+    private boolean heldOf(Request request) {
+        if (registrationsHeldOf.isEmpty()) return false;
+        return switch (request) {
+            case InstanceRequest r ->
+                r.getInstance() != null
+                        && registrationsHeldOf.contains(r.getInstance().getIp());
+            case BatchInstanceRequest r ->
+                r.getInstances() != null
+                        && r.getInstances().stream().anyMatch(i -> registrationsHeldOf.contains(i.getIp()));
+            default -> false;
+        };
     }
 
     // ------------------------------------------------------------------ config
@@ -1045,6 +1159,10 @@ public final class NacosTestServer implements AutoCloseable {
         synchronized (lock) {
             Set<String> targets = pendingPushes.remove(id);
             if (targets == null) return;
+            if (pushesWithheld.contains(id.name())) {
+                pushesDeferred.add(id);
+                return;
+            }
             boolean all = targets.contains("*");
             for (Conn c : connections.values()) {
                 if (!c.subscribed.contains(id) || (!all && !targets.contains(c.id))) continue;
