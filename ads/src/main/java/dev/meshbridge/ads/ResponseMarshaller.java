@@ -63,8 +63,8 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
 
     @Override
     public InputStream stream(T value) {
-        if (value instanceof MessageLite message) return new Serialized(message);
-        if (value instanceof SotwResponse response) return new Serialized(response);
+        if (value instanceof MessageLite message) return new Serialized(message, null, message.getSerializedSize());
+        if (value instanceof SotwResponse response) return new Serialized(null, response, response.serializedSize());
         return delegate.stream(value);
     }
 
@@ -73,55 +73,58 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
         return delegate.parse(stream);
     }
 
-    /** A message on its way into a frame: drained once by gRPC's framer, or read as bytes by anything else. */
+    /**
+     * A message on its way into a frame: drained once by gRPC's framer (through the scratch buffer when it fits), or
+     * read as bytes by anything else.
+     */
     private static final class Serialized extends InputStream implements Drainable, KnownLength {
 
-        private MessageLite message;
-        private SotwResponse response;
+        /** One of the two is set: a protobuf message, or the engine's SotwResponse. */
+        private final MessageLite message;
+
+        private final SotwResponse response;
         private final int size;
+        /** False once drained or turned into {@link #bytes}. */
+        private boolean pending = true;
+
         private ByteArrayInputStream bytes;
 
-        Serialized(MessageLite message) {
+        Serialized(MessageLite message, SotwResponse response, int size) {
             this.message = message;
-            this.size = message.getSerializedSize();
+            this.response = response;
+            this.size = size;
         }
 
-        Serialized(SotwResponse response) {
-            this.response = response;
-            this.size = response.serializedSize();
+        private void write(CodedOutputStream out) throws IOException {
+            if (message != null) message.writeTo(out);
+            else response.writeTo(out);
+        }
+
+        private void write(OutputStream out) throws IOException {
+            if (message != null) message.writeTo(out);
+            else response.writeTo(out);
+        }
+
+        private byte[] toByteArray() throws IOException {
+            return message != null ? message.toByteArray() : response.toByteArray();
         }
 
         @Override
         public int drainTo(OutputStream target) throws IOException {
-            if (response != null) {
-                SotwResponse r = response;
-                response = null;
-                if (size > SCRATCH_BYTES) {
-                    r.writeTo(target);
-                    return size;
-                }
-                byte[] buf = SCRATCH.get();
-                CodedOutputStream out = CodedOutputStream.newInstance(buf, 0, size);
-                r.writeTo(out);
-                out.checkNoSpaceLeft();
-                target.write(buf, 0, size);
-                return size;
-            }
-            if (message == null) {
+            if (!pending) {
                 // read partly already: the rest
                 int n = bytes == null ? 0 : bytes.available();
                 if (bytes != null) bytes.transferTo(target);
                 return n;
             }
-            MessageLite m = message;
-            message = null;
+            pending = false;
             if (size > SCRATCH_BYTES) {
-                m.writeTo(target);
+                write(target);
                 return size;
             }
             byte[] buf = SCRATCH.get();
             CodedOutputStream out = CodedOutputStream.newInstance(buf, 0, size);
-            m.writeTo(out);
+            write(out);
             out.checkNoSpaceLeft();
             target.write(buf, 0, size);
             return size;
@@ -131,15 +134,12 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
             if (bytes == null) {
                 byte[] all;
                 try {
-                    all = response != null
-                            ? response.toByteArray()
-                            : message == null ? new byte[0] : message.toByteArray();
+                    all = pending ? toByteArray() : new byte[0];
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
                 bytes = new ByteArrayInputStream(all);
-                message = null;
-                response = null;
+                pending = false;
             }
             return bytes;
         }
@@ -156,7 +156,7 @@ final class ResponseMarshaller<T> implements MethodDescriptor.Marshaller<T> {
 
         @Override
         public int available() {
-            if (message != null || response != null) return size;
+            if (pending) return size;
             return bytes == null ? 0 : bytes.available();
         }
     }

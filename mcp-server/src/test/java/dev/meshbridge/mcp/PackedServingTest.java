@@ -84,20 +84,36 @@ class PackedServingTest {
         assertThat(got).hasSize(services);
     }
 
-    @Test
-    void istiodReceivesTheTranslatorsBytes_beforeAndAfterChanges() throws Exception {
-        try (TestCatalog catalog = new TestCatalog();
-                McpServer server = new McpServer(
-                        McpOptions.builder()
-                                .bindAddress("127.0.0.1")
-                                .port(0)
-                                .minPushInterval(Duration.ZERO)
-                                .build(),
-                        new SimpleMeterRegistry())) {
+    /**
+     * An MCP server on a free port that pushes at once, subscribed to {@code catalog}, with {@code services} in it and
+     * the catalog marked ready.
+     */
+    static McpServer serving(TestCatalog catalog, List<ServiceUpsert> services) throws Exception {
+        McpServer server = new McpServer(
+                McpOptions.builder()
+                        .bindAddress("127.0.0.1")
+                        .port(0)
+                        .minPushInterval(Duration.ZERO)
+                        .build(),
+                new SimpleMeterRegistry());
+        try {
             server.start();
             catalog.aggregator().subscribe(server).join();
-            for (int s = 0; s < SERVICES; s++) catalog.aggregator().accept(service(s, 100));
+            for (ServiceUpsert s : services) catalog.aggregator().accept(s);
             catalog.aggregator().flushNow().thenRun(server::markCatalogReady).join();
+            return server;
+        } catch (Exception | Error e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    @Test
+    void istiodReceivesTheTranslatorsBytes_beforeAndAfterChanges() throws Exception {
+        List<ServiceUpsert> services = new ArrayList<>();
+        for (int s = 0; s < SERVICES; s++) services.add(service(s, 100));
+        try (TestCatalog catalog = new TestCatalog();
+                McpServer server = serving(catalog, services)) {
             try (IstiodMcpClient istiod = new IstiodMcpClient(server.port(), IstiodMcpClient.PILOT_TYPES_1_24)) {
                 istiod.start();
                 await().atMost(Duration.ofSeconds(60))

@@ -19,12 +19,10 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -86,19 +84,11 @@ class WholeSetWireBytesTest {
     @Test
     void wholeSet_onTheWire_isProtobufsSerializationOfTheTranslatorsAnys() throws Exception {
         int services = 400;
+        // one service of 1,500 endpoints: a ServiceEntry above the writer's 64 KB scratch array
+        List<ServiceUpsert> all = new ArrayList<>();
+        for (int s = 0; s < services; s++) all.add(service(s, s == 7 ? 1_500 : 1 + s % 100));
         try (TestCatalog catalog = new TestCatalog();
-                McpServer server = new McpServer(
-                        McpOptions.builder()
-                                .bindAddress("127.0.0.1")
-                                .port(0)
-                                .minPushInterval(Duration.ZERO)
-                                .build(),
-                        new SimpleMeterRegistry())) {
-            server.start();
-            catalog.aggregator().subscribe(server).join();
-            // one service of 1,500 endpoints: a ServiceEntry above the writer's 64 KB scratch array
-            for (int s = 0; s < services; s++) catalog.aggregator().accept(service(s, s == 7 ? 1_500 : 1 + s % 100));
-            catalog.aggregator().flushNow().thenRun(server::markCatalogReady).join();
+                McpServer server = PackedServingTest.serving(catalog, all)) {
             server.idle().get(60, TimeUnit.SECONDS);
 
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port())
