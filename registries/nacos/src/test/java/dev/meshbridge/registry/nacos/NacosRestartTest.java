@@ -17,8 +17,6 @@ import dev.meshbridge.core.testing.Flaps;
 import dev.meshbridge.core.testing.JumpTicker;
 import dev.meshbridge.core.testing.RecordingSink;
 import dev.meshbridge.core.testing.TestCatalog;
-import dev.meshbridge.core.watch.HostResolver;
-import dev.meshbridge.core.watch.WatcherRuntime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,18 +63,9 @@ class NacosRestartTest {
             all.addAll(List.of(fields));
             RegistryConfig config = NacosTestSupport.config("nacos-restart", address, all.toArray(String[]::new));
             RecordingSink events = new RecordingSink();
-            WatcherContext forCatalog = catalog.context(config);
-            RegistryStatus status = forCatalog.status();
-            NacosWatcher watcher = new NacosWatcher(
-                    config,
-                    new WatcherContext(
-                            config,
-                            e -> {
-                                events.accept(e);
-                                forCatalog.events().accept(e);
-                            },
-                            status,
-                            new WatcherRuntime(ticker, HostResolver.Lookup.SYSTEM)));
+            WatcherContext context = NacosTestSupport.context(config, catalog, ticker, events);
+            RegistryStatus status = context.status();
+            NacosWatcher watcher = new NacosWatcher(config, context);
             closing.add(watcher);
             watcher.start();
             String orders = "orders.default-group.public.nacos";

@@ -11,6 +11,12 @@ import dev.meshbridge.core.config.ConfigNode;
 import dev.meshbridge.core.config.RegistriesConfig;
 import dev.meshbridge.core.config.RegistryConfig;
 import dev.meshbridge.core.dubbo.DubboUrl;
+import dev.meshbridge.core.spi.EventSink;
+import dev.meshbridge.core.spi.WatcherContext;
+import dev.meshbridge.core.testing.TestCatalog;
+import dev.meshbridge.core.watch.HostResolver;
+import dev.meshbridge.core.watch.Ticker;
+import dev.meshbridge.core.watch.WatcherRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -51,6 +57,22 @@ final class NacosTestSupport {
         } catch (ConfigException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
+    }
+
+    /**
+     * A watcher's context on {@code ticker}'s time, with the catalog's status for the registry, whose events go to
+     * {@code first} and then into the catalog.
+     */
+    static WatcherContext context(RegistryConfig config, TestCatalog catalog, Ticker ticker, EventSink first) {
+        WatcherContext forCatalog = catalog.context(config);
+        return new WatcherContext(
+                config,
+                e -> {
+                    first.accept(e);
+                    forCatalog.events().accept(e);
+                },
+                forCatalog.status(),
+                new WatcherRuntime(ticker, HostResolver.Lookup.SYSTEM));
     }
 
     /**

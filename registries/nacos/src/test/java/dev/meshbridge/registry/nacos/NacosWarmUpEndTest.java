@@ -14,8 +14,6 @@ import dev.meshbridge.core.testing.Flaps;
 import dev.meshbridge.core.testing.JumpTicker;
 import dev.meshbridge.core.testing.RecordingSink;
 import dev.meshbridge.core.testing.TestCatalog;
-import dev.meshbridge.core.watch.HostResolver;
-import dev.meshbridge.core.watch.WatcherRuntime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,19 +54,12 @@ class NacosWarmUpEndTest {
             RecordingSink events = new RecordingSink();
             // what the server had answered to queries of "orders" (reads past nacos-client's cache) at each sync
             List<Long> queriesAtSync = new CopyOnWriteArrayList<>();
-            WatcherContext forCatalog = catalog.context(config);
-            RegistryStatus status = forCatalog.status();
-            NacosWatcher watcher = new NacosWatcher(
-                    config,
-                    new WatcherContext(
-                            config,
-                            e -> {
-                                if (e instanceof RegistrySynced) queriesAtSync.add(server.serviceQueries("orders"));
-                                events.accept(e);
-                                forCatalog.events().accept(e);
-                            },
-                            status,
-                            new WatcherRuntime(ticker, HostResolver.Lookup.SYSTEM)));
+            WatcherContext context = NacosTestSupport.context(config, catalog, ticker, e -> {
+                if (e instanceof RegistrySynced) queriesAtSync.add(server.serviceQueries("orders"));
+                events.accept(e);
+            });
+            RegistryStatus status = context.status();
+            NacosWatcher watcher = new NacosWatcher(config, context);
             closing.add(watcher);
             watcher.start();
             String orders = "orders.default-group.public.nacos";
