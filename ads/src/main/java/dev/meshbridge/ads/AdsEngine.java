@@ -123,8 +123,6 @@ public final class AdsEngine {
             new PerFlush<>(Resource::delta);
     /** The same for SotW: a resource's {@code Any}, made from its held bytes once per flush, not once per stream. */
     private final PerFlush<com.google.protobuf.Any> anys = new PerFlush<>(Resource::any);
-    /** The current flush serves more than one stream: SotW responses share {@link #anys} (see {@link #carry}). */
-    private boolean shareAnys;
 
     static final int MAX_SHARED_WRAPPERS = 4096;
     private final Propagation propagation;
@@ -853,7 +851,6 @@ public final class AdsEngine {
         if (dirty.isEmpty() || !ready) return;
         List<AdsStream> batch = new ArrayList<>(dirty);
         dirty.clear();
-        shareAnys = batch.size() > 1;
         long now = paceMillis > 0 ? clock.millis() : 0;
         for (AdsStream st : batch) {
             st.dirty = false;
@@ -1048,14 +1045,11 @@ public final class AdsEngine {
     }
 
     /**
-     * Adds a resource to a SotW response as its Any, shared by every response of the current flush that carries this
-     * version; or, held packed, as itself, unpacked only when the response is written. Packed it goes when the flush
-     * serves one stream (istiod's whole set: 197 MB of Anys at a million endpoints, made and dropped), or when the
-     * flush's shared Anys are at their cap; else the one Any serves every stream (a change fanned out to thousands of
-     * SotW streams is unpacked once, not once per stream).
+     * Adds a resource to a SotW response: held packed, as itself (unpacked only when the response is written); else as
+     * its Any, shared by every response of the current flush that carries this version.
      */
     private void carry(SotwResponse.Builder b, Resource r) {
-        if (r.packedValue() != null && !(shareAnys && anys.shares(r))) b.addPacked(r);
+        if (r.packedValue() != null) b.addPacked(r);
         else b.add(anyOf(r));
     }
 
@@ -1071,11 +1065,6 @@ public final class AdsEngine {
 
         PerFlush(java.util.function.Function<Resource, V> make) {
             this.make = make;
-        }
-
-        /** True when {@link #of} returns a shared value for {@code r}: made already, or room left under the cap. */
-        boolean shares(Resource r) {
-            return made.size() < MAX_SHARED_WRAPPERS || made.containsKey(r);
         }
 
         V of(Resource r) {
