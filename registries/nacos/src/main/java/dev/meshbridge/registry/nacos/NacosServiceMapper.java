@@ -56,8 +56,9 @@ final class NacosServiceMapper {
     private static final List<String> DUBBO_APPLICATION_NOT_LABELS = List.of(
             DubboEndpoints.METADATA_KEY, "dubbo.metadata.", "dubbo.metadata-service.", "dubbo.subscribed-services");
 
-    /** What mapping produced: the upsert (null when the service cannot be named), and what was left out. */
     /**
+     * What mapping produced: the upsert (null when the service cannot be named), and what was left out.
+     *
      * @param ruleKey for a Dubbo interface, the config data id of its override rules ({@code
      *     <iface>:<version>:<group>.configurators}), else null
      */

@@ -75,6 +75,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -84,10 +85,12 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A protocol-level Nacos server for tests, driven by the real nacos-client: it speaks the gRPC protocol of a Nacos
@@ -202,8 +205,7 @@ public final class NacosTestServer implements AutoCloseable {
     private final Set<SvcId> pushesDeferred = new HashSet<>();
 
     /** The next {@code ServiceListRequest} waits at this gate (see {@link #blockNextServiceList()}), or null. */
-    private final java.util.concurrent.atomic.AtomicReference<Gate> serviceListGate =
-            new java.util.concurrent.atomic.AtomicReference<>();
+    private final AtomicReference<Gate> serviceListGate = new AtomicReference<>();
 
     private final Map<String, AtomicLong> serviceQueries = new ConcurrentHashMap<>();
 
@@ -552,7 +554,7 @@ public final class NacosTestServer implements AutoCloseable {
                 return;
             }
             pushesWithheld.remove(name);
-            for (java.util.Iterator<SvcId> it = pushesDeferred.iterator(); it.hasNext(); ) {
+            for (Iterator<SvcId> it = pushesDeferred.iterator(); it.hasNext(); ) {
                 SvcId id = it.next();
                 if (!id.name().equals(name)) continue;
                 it.remove();
@@ -573,8 +575,8 @@ public final class NacosTestServer implements AutoCloseable {
 
     /** A request held until released. */
     public static final class Gate {
-        private final java.util.concurrent.CountDownLatch arrived = new java.util.concurrent.CountDownLatch(1);
-        private final java.util.concurrent.CountDownLatch released = new java.util.concurrent.CountDownLatch(1);
+        private final CountDownLatch arrived = new CountDownLatch(1);
+        private final CountDownLatch released = new CountDownLatch(1);
 
         /** True once the request is waiting here (or waited). */
         public boolean arrived() {
