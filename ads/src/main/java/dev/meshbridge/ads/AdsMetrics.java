@@ -62,6 +62,8 @@ final class AdsMetrics {
     private final AtomicInteger stale = new AtomicInteger();
     private final AtomicInteger holding = new AtomicInteger(1);
     private final Counter paced;
+    private final Counter failedTasks;
+    private final Counter callerRuns;
     private final Timer eventToAck;
     private final ResourceTypes types;
     private final MeterRegistry registry;
@@ -131,6 +133,12 @@ final class AdsMetrics {
         paced = Counter.builder(p + "pushes.paced")
                 .description("pushes put off by the minimum push interval, merged into a later one")
                 .register(registry);
+        failedTasks = Counter.builder(p + "tasks.failed")
+                .description("serving tasks that threw (logged); the state before each was kept")
+                .register(registry);
+        callerRuns = Counter.builder(p + "snapshots.caller.runs")
+                .description("small snapshots applied on the aggregator's thread, the serving thread being idle")
+                .register(registry);
         eventToAck = Timer.builder(p + "event.to.ack")
                 .description("time from a registry event to the ACK of the last client subscribed to what it changed")
                 .serviceLevelObjectives(EVENT_TO_ACK_BUCKETS)
@@ -187,6 +195,14 @@ final class AdsMetrics {
 
     void paced() {
         paced.increment();
+    }
+
+    void taskFailed() {
+        failedTasks.increment();
+    }
+
+    void callerRan() {
+        callerRuns.increment();
     }
 
     void ack(TypeState ts) {

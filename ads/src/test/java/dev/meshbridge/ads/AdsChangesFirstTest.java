@@ -179,17 +179,7 @@ class AdsChangesFirstTest {
         double nacksBefore = count("nacks");
 
         // hold the serving thread while every client answers its first response: half the Delta clients NACK it
-        CountDownLatch hold = new CountDownLatch(1);
-        CountDownLatch holding = new CountDownLatch(1);
-        server.execute(() -> {
-            holding.countDown();
-            try {
-                hold.await(120, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        assertThat(holding.await(60, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch hold = AdsDrainTest.hold(server, 120, () -> {});
         int nacking = DELTA / 2;
         for (int i = 0; i < DELTA; i++) {
             DeltaDiscoveryRequest.Builder b = DeltaDiscoveryRequest.newBuilder()

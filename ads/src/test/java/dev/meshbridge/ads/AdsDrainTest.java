@@ -59,11 +59,11 @@ class AdsDrainTest {
     final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     AdsServer server;
 
-    @BeforeEach
-    void start() throws Exception {
-        server = new AdsServer(
+    /** A started plaintext server on a free loopback port, default limits, no pacing, no initial-sync timeout. */
+    static AdsServer started(String name, SimpleMeterRegistry meters, ResourceType... types) throws Exception {
+        return new AdsServer(
                         new AdsOptions(
-                                "test",
+                                name,
                                 "127.0.0.1",
                                 0,
                                 Duration.ZERO,
@@ -71,9 +71,37 @@ class AdsDrainTest {
                                 AdsLimits.DEFAULTS,
                                 Duration.ZERO,
                                 Duration.ZERO),
-                        ResourceTypes.of(List.of(THING, OTHER)),
+                        ResourceTypes.of(List.of(types)),
                         meters)
                 .start();
+    }
+
+    /**
+     * Holds the server's serving thread with a task until the returned latch is counted down (at most {@code
+     * seconds}), and returns once that task runs; {@code after} runs in it once released.
+     */
+    static java.util.concurrent.CountDownLatch hold(AdsServer server, int seconds, Runnable after)
+            throws InterruptedException {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        server.execute(() -> {
+            holding.countDown();
+            try {
+                release.await(seconds, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            after.run();
+        });
+        assertThat(holding.await(60, TimeUnit.SECONDS))
+                .as("the serving thread runs the holding task")
+                .isTrue();
+        return release;
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        server = started("test", meters, THING, OTHER);
         put(new Thing("a", "1"), 0);
     }
 

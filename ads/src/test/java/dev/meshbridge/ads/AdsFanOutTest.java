@@ -72,19 +72,7 @@ class AdsFanOutTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = new AdsServer(
-                        new AdsOptions(
-                                "fan",
-                                "127.0.0.1",
-                                0,
-                                Duration.ZERO,
-                                Duration.ZERO,
-                                AdsLimits.DEFAULTS,
-                                Duration.ZERO,
-                                Duration.ZERO),
-                        ResourceTypes.of(List.of(THING)),
-                        meters)
-                .start();
+        server = AdsDrainTest.started("fan", meters, THING);
         server.markReady("test");
     }
 

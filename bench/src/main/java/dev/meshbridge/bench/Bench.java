@@ -600,14 +600,16 @@ final class Bench {
         List<Long> handoffCpu = java.util.Collections.synchronizedList(new ArrayList<>());
         if (target.xdsServed() != null) {
             String probeHost = spi.host(spi.probe());
-            long xdsThread = threadId("meshbridge-xds");
+            // the xDS server applies a small snapshot on the aggregator's thread when its own thread is idle
+            // (AdsServer.executeSnapshot), and sends on its own: the two threads' CPU together is the bridge's share
+            long[] threads = {threadId("meshbridge-aggregator"), threadId("meshbridge-xds")};
             // callbacks, no thread per probe change: the aggregator's publication of the snapshot carrying it, then
             // the xDS serving thread's pushed() (polling every 0.5 ms per probe in flight cost wake-ups on the cores
             // the window measures)
             driver.probes((id, t0) -> {
-                long cpu0 = xdsThread < 0 ? -1 : ThreadCost.THREADS.getThreadCpuTime(xdsThread);
+                long cpu0 = cpuOf(threads);
                 target.whenCarried(
-                        probeHost, id, s -> handoff(target, s.sequence(), t0, handoffs, xdsThread, cpu0, handoffCpu));
+                        probeHost, id, s -> handoff(target, s.sequence(), t0, handoffs, threads, cpu0, handoffCpu));
             });
         }
         window(
@@ -642,7 +644,7 @@ final class Bench {
             side.big.report.put("bridge.probeHandoffCpu.p50", fmt3(ms.get((int) Math.floor(0.5 * (ms.size() - 1)))));
             side.big.report.put("bridge.probeHandoffCpu.p99", fmt3(ms.get((int) Math.ceil(0.99 * (ms.size() - 1)))));
             log(
-                    "%s: many-streams: CPU of the xDS serving thread from a probe change to its push handed to gRPC at"
+                    "%s: many-streams: CPU of the aggregator and xDS serving threads from a probe change to its push handed to gRPC at"
                             + " every stream p50 %s p99 %s ms",
                     side.name,
                     side.big.report.get("bridge.probeHandoffCpu.p50"),
@@ -666,20 +668,30 @@ final class Bench {
      * spaced out; never for a changed service), it asks again every 5 ms, for at most 60 s.
      */
     private static void handoff(
-            Target target, long sequence, long t0, List<Long> out, long cpuThread, long cpu0, List<Long> cpuOut) {
+            Target target, long sequence, long t0, List<Long> out, long[] cpuThreads, long cpu0, List<Long> cpuOut) {
         target.xdsIdle().thenRun(() -> {
             long now = System.nanoTime();
             if (target.xdsServed().getAsLong() >= sequence) {
                 out.add(now - t0);
-                // the serving thread's CPU meanwhile: what it had to do before the push was out (its own share of the
-                // latency, whatever the wait for a core added)
-                if (cpu0 >= 0) cpuOut.add(ThreadCost.THREADS.getThreadCpuTime(cpuThread) - cpu0);
+                // the two threads' CPU meanwhile: what they had to do before the push was out (the bridge's own
+                // share of the latency, whatever the wait for a core added)
+                if (cpu0 >= 0) cpuOut.add(cpuOf(cpuThreads) - cpu0);
             } else if (now - t0 < TimeUnit.SECONDS.toNanos(60)) {
                 CompletableFuture.runAsync(
-                        () -> handoff(target, sequence, t0, out, cpuThread, cpu0, cpuOut),
+                        () -> handoff(target, sequence, t0, out, cpuThreads, cpu0, cpuOut),
                         CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS));
             }
         });
+    }
+
+    /** The CPU time of these threads together, or -1 when one of them is not found. */
+    private static long cpuOf(long[] threads) {
+        long sum = 0;
+        for (long t : threads) {
+            if (t < 0) return -1;
+            sum += ThreadCost.THREADS.getThreadCpuTime(t);
+        }
+        return sum;
     }
 
     /** The id of the live thread with this name, or -1. */

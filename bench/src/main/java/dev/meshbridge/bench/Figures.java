@@ -266,7 +266,8 @@ final class Figures {
                 figure,
                 "<= 0.2 ms, <= 50 KB",
                 "one at a time, each alone (a quiet period after the one before): " + cost(bc)
-                        + " (aggregator " + cost(b.perChange("aggregator")) + ", xDS " + cost(b.perChange("xds"))
+                        + " (aggregator, which applies a small snapshot for both servers while their threads are idle, "
+                        + cost(b.perChange("aggregator")) + ", xDS " + cost(b.perChange("xds"))
                         + ", MCP " + cost(b.perChange("mcp")) + "); back to back (each published at once, no pause): "
                         + cost(b.perChangeBackToBack(bridgeGroups)) + "; in bursts of " + Bench.BURST + ": "
                         + cost(b.perChangeInBursts(bridgeGroups)) + "; no client connected",
@@ -288,9 +289,10 @@ final class Figures {
                     + " one at a time).** Measured on the threads that do the work "
                     + "(ThreadMXBean CPU time and allocated bytes) after " + fmt("%,d", b.warmUpChanges) + " warm-up "
                     + "changes, " + b.changeCount + " changes each made a quiet period after the one before and"
-                    + " applied before the next: aggregator "
-                    + cost(b.perChange("aggregator")) + ", xDS (translate the service, diff the index) "
-                    + cost(b.perChange("xds")) + ", MCP (translate the ServiceEntry, version it) "
+                    + " applied before the next: aggregator (merge and publish; then, the servers' threads being idle,"
+                    + " both servers' application of the snapshot: translate the service, diff the xDS index, translate"
+                    + " and version the ServiceEntry) "
+                    + cost(b.perChange("aggregator")) + ", xDS thread " + cost(b.perChange("xds")) + ", MCP thread "
                     + cost(b.perChange("mcp")) + ". The same changes ten to a snapshot cost "
                     + cost(b.perChangeInBursts(bridgeGroups)) + " each (aggregator "
                     + cost(b.perChangeInBursts("aggregator")) + ", xDS " + cost(b.perChangeInBursts("xds")) + ", MCP "
@@ -310,9 +312,9 @@ final class Figures {
                 " Back to back (each change published at once with `flushNow` and applied before the next, no pause,"
                         + " as `ChangeCostMain` and the growth sweep measure it) the same changes cost %s each (aggregator"
                         + " %s, xDS %s, MCP %s): %.1fx less. The same code runs in both; what differs is the pause. A"
-                        + " change that arrives alone wakes its threads (the aggregator for the event, which it publishes"
-                        + " at once, then the xDS and the MCP thread) after about 10 ms in which other work ran on the"
-                        + " cores, so each runs on cold caches. The baseline sharing this JVM is not the cause:"
+                        + " change that arrives alone wakes the aggregator (which publishes it at once and applies it for"
+                        + " both servers) after about 10 ms in which other work ran on the cores, so it runs on cold"
+                        + " caches. The baseline sharing this JVM is not the cause:"
                         + " `ChangeCostMain -Dprocedures=timer,flush` shows the same gap with the bridge alone, at 10,000"
                         + " to 1,000,000 endpoints alike (bench/README.md, \"The single-change cost alone\").",
                 cost(backToBack),
@@ -335,17 +337,16 @@ final class Figures {
                                 + " not extra bookkeeping.",
                         100 * translate)
                 : "";
-        String fix = " What would cut it: fewer thread hops per change (one executor translating a snapshot for xDS and"
-                + " MCP), and less translation per change: `EnvoyTranslator` rebuilds every endpoint of the changed"
-                + " service (JMH: " + jmh("TranslatorBenchmark.envoyEndpointChange")
-                + " for one"
-                + " service of " + r.load.instances() + " endpoints); keeping the built `LbEndpoint` of each unchanged"
-                + " `Endpoint` (immutable, a good cache key) would leave one endpoint to build.";
+        String fix = " What would cut it: less work per change on the one thread that now runs it (since issue 22's"
+                + " eleventh session the aggregator applies a lone change for both servers itself, one wake-up instead"
+                + " of three): the translations of the changed service (JMH, one service of " + r.load.instances()
+                + " endpoints, one endpoint changed: xDS " + jmh("TranslatorBenchmark.envoyEndpointChange") + ").";
         if (factor >= 2) {
             return fmt(
                             ": %.1fx less per change. The same work costs several times more when each change arrives alone:"
-                                    + " three threads wake up for it (the aggregator for the event, which it publishes at once,"
-                                    + " then the xDS and the MCP thread) and run it on cold caches on a machine where other processes run in between"
+                                    + " the aggregator wakes up for it (for the event, which it publishes at once and, the"
+                                    + " servers' threads being idle, applies for both) and runs it on cold caches on a"
+                                    + " machine where other processes run in between"
                                     + " (load average %s).",
                             factor, r.machine.loadAverage())
                     + where
@@ -522,8 +523,9 @@ final class Figures {
                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoff.p99")) + " over "
                 + fmt("%.0f", num(w.report, "bridge.probeHandoff.count")) + " probe changes"
                 + (w.report.containsKey("bridge.probeHandoffCpu.p99")
-                        ? "; the xDS serving thread's CPU in that time (what it did before the push was out, whatever the"
-                                + " wait for a core added): p50 "
+                        ? "; the CPU of the aggregator's and the xDS serving thread in that time (what they did before"
+                                + " the push was out, whatever the wait for a core added; a small snapshot is applied on"
+                                + " the aggregator's thread when the serving thread is idle): p50 "
                                 + fmt("%.0f ms", num(w.report, "bridge.probeHandoffCpu.p50"))
                                 + ", p99 " + fmt("%.0f ms", num(w.report, "bridge.probeHandoffCpu.p99"))
                         : "")

@@ -171,10 +171,13 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         ads.markReady("catalog ready");
     }
 
-    /** Receives catalog snapshots (on the aggregator's thread; the work happens on the server's thread). */
+    /**
+     * Receives catalog snapshots on the aggregator's thread: a small one is applied there when the serving thread is
+     * idle, the rest on the serving thread ({@link AdsServer#executeSnapshot}).
+     */
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
-        ads.execute(() -> engine.applyChange(snapshot.firstEventNanos(), () -> apply(snapshot)));
+        ads.executeSnapshot(snapshot, () -> engine.applyChange(snapshot.firstEventNanos(), () -> apply(snapshot)));
     }
 
     /**

@@ -126,7 +126,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
         handedSequence.accumulateAndGet(snapshot.sequence(), Math::max);
-        ads.execute(() -> {
+        ads.executeSnapshot(snapshot, () -> {
             boolean later = handedSequence.get() > snapshot.sequence();
             ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot, later));
             if (!core.sidecarPending()) {
@@ -137,7 +137,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         });
     }
 
-    /** Whether a making of the sidecar's resources that was put off is scheduled (serving thread only). */
+    /** Whether a making of the sidecar's resources that was put off is scheduled (serving tasks only, under the serving lock). */
     private boolean sidecarScheduled;
 
     /**
