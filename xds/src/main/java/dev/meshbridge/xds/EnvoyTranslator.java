@@ -45,6 +45,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -223,8 +224,10 @@ public final class EnvoyTranslator {
         List<XdsResource> out = new ArrayList<>();
         List<ServiceResources.Skipped> skipped = new ArrayList<>();
         List<ServicePort> grpcServed = new ArrayList<>();
+        // each endpoint's address, made once for every port (an IPv4 address is a new string at each call)
+        String[] addresses = new String[service.endpoints().size()];
         for (ServicePort port : service.ports()) {
-            List<Served> endpoints = endpoints(service, port, skipped);
+            List<Served> endpoints = endpoints(service, port, addresses, skipped);
             String name = XdsNames.cluster(host, port.number());
             // by shape when no weight sum can overflow; else the message, checked by every rule
             boolean byShape = shapes.endpointsKeepRules(endpoints);
@@ -234,6 +237,7 @@ public final class EnvoyTranslator {
                     skipped,
                     host,
                     name,
+                    null,
                     previous,
                     reuse,
                     port,
@@ -247,6 +251,7 @@ public final class EnvoyTranslator {
                         skipped,
                         host,
                         grpcName,
+                        name,
                         previous,
                         reuse,
                         port,
@@ -274,19 +279,21 @@ public final class EnvoyTranslator {
     /**
      * Adds the cluster {@code name} of a port (reused from {@code previous} when {@code reuse}) and its load
      * assignment, when both keep every {@link ConformanceRules rule}; otherwise reports them and adds nothing. The
-     * proxyless form ({@code grpc|...}) is left out of wildcard subscriptions: only the proxyless routes name it.
+     * proxyless form ({@code grpc|...}, given with the name of its {@code sidecar} cluster, null for the sidecar form
+     * itself) is left out of wildcard subscriptions: only the proxyless routes name it.
      */
     private boolean add(
             List<XdsResource> out,
             List<ServiceResources.Skipped> skipped,
             String host,
             String name,
+            String sidecar,
             ServiceResources previous,
             boolean reuse,
             ServicePort port,
             ClusterLoadAssignment cla,
             byte[] claBytes) {
-        boolean grpc = !name.equals(XdsNames.cluster(host, port.number()));
+        boolean grpc = sidecar != null;
         XdsResource cluster = reuse ? previous.find(XdsType.CLUSTER, name) : null;
         List<String> problems = new ArrayList<>();
         Cluster c = null;
@@ -322,14 +329,13 @@ public final class EnvoyTranslator {
                 cla != null
                         ? resource(XdsType.ENDPOINT, name, cla, !grpc)
                         : grpc
-                                ? loadAssignment(name, claBytes, sidecarLoadAssignment(out, host, port))
+                                ? loadAssignment(name, claBytes, sidecarLoadAssignment(out, sidecar))
                                 : resource(XdsType.ENDPOINT, name, claBytes, !grpc));
         return true;
     }
 
-    /** The sidecar load assignment of the port among the resources made so far, or null. */
-    private static XdsResource sidecarLoadAssignment(List<XdsResource> out, String host, ServicePort port) {
-        String name = XdsNames.cluster(host, port.number());
+    /** The sidecar load assignment {@code name} among the resources made so far, or null. */
+    private static XdsResource sidecarLoadAssignment(List<XdsResource> out, String name) {
         for (int i = out.size() - 1; i >= 0; i--) {
             XdsResource r = out.get(i);
             if (r.type() == XdsType.ENDPOINT && r.name().equals(name)) return r;
@@ -435,13 +441,15 @@ public final class EnvoyTranslator {
      */
     private static final class Served {
         final Endpoint endpoint;
+        final String address;
         final int port;
         private io.envoyproxy.envoy.config.endpoint.v3.Endpoint host;
         private UInt32Value weight;
         private byte[] hostField;
 
-        Served(Endpoint endpoint, int port) {
+        Served(Endpoint endpoint, String address, int port) {
             this.endpoint = endpoint;
+            this.address = address;
             this.port = port;
         }
 
@@ -454,7 +462,7 @@ public final class EnvoyTranslator {
                 host = io.envoyproxy.envoy.config.endpoint.v3.Endpoint.newBuilder()
                         .setAddress(Address.newBuilder()
                                 .setSocketAddress(SocketAddress.newBuilder()
-                                        .setAddress(endpoint.address())
+                                        .setAddress(address)
                                         .setPortValue(port)))
                         .build();
             return host;
@@ -465,23 +473,23 @@ public final class EnvoyTranslator {
             return weight;
         }
 
-        /** The LbEndpoint's {@code endpoint} field, as bytes. */
+        /** The LbEndpoint's {@code endpoint} field, as bytes: the nested messages' sizes first, then one writer. */
         byte[] hostField() {
             if (hostField == null) {
-                String text = endpoint.address();
-                ProtoWriter socket = new ProtoWriter(16 + text.length())
-                        .string(SocketAddress.ADDRESS_FIELD_NUMBER, text)
-                        .varint(SocketAddress.PORT_VALUE_FIELD_NUMBER, port);
-                ProtoWriter address =
-                        new ProtoWriter(24 + text.length()).message(Address.SOCKET_ADDRESS_FIELD_NUMBER, socket);
-                hostField = new ProtoWriter(32 + text.length())
-                        .message(
-                                LbEndpoint.ENDPOINT_FIELD_NUMBER,
-                                new ProtoWriter(28 + text.length())
-                                        .message(
-                                                io.envoyproxy.envoy.config.endpoint.v3.Endpoint.ADDRESS_FIELD_NUMBER,
-                                                address))
-                        .toByteArray();
+                byte[] text = address.getBytes(StandardCharsets.UTF_8);
+                int socket =
+                        (text.length == 0 ? 0 : ProtoWriter.fieldSize(SocketAddress.ADDRESS_FIELD_NUMBER, text.length))
+                                + ProtoWriter.varintFieldSize(SocketAddress.PORT_VALUE_FIELD_NUMBER, port);
+                int address = ProtoWriter.fieldSize(Address.SOCKET_ADDRESS_FIELD_NUMBER, socket);
+                int host = ProtoWriter.fieldSize(
+                        io.envoyproxy.envoy.config.endpoint.v3.Endpoint.ADDRESS_FIELD_NUMBER, address);
+                ProtoWriter w = new ProtoWriter(ProtoWriter.fieldSize(LbEndpoint.ENDPOINT_FIELD_NUMBER, host))
+                        .head(LbEndpoint.ENDPOINT_FIELD_NUMBER, host)
+                        .head(io.envoyproxy.envoy.config.endpoint.v3.Endpoint.ADDRESS_FIELD_NUMBER, address)
+                        .head(Address.SOCKET_ADDRESS_FIELD_NUMBER, socket);
+                if (text.length > 0) w.message(SocketAddress.ADDRESS_FIELD_NUMBER, text);
+                hostField =
+                        w.varint(SocketAddress.PORT_VALUE_FIELD_NUMBER, port).toByteArray();
             }
             return hostField;
         }
@@ -494,33 +502,69 @@ public final class EnvoyTranslator {
      * the same address and port; the others are reported in {@code skipped}.
      */
     private static List<Served> endpoints(
-            MeshService service, ServicePort port, List<ServiceResources.Skipped> skipped) {
-        String name = XdsNames.endpoints(service.host(), port.number());
-        List<Served> out = new ArrayList<>();
-        Set<AddressPort> seen = new HashSet<>();
+            MeshService service, ServicePort port, String[] addresses, List<ServiceResources.Skipped> skipped) {
+        List<Served> out = new ArrayList<>(addresses.length);
+        // the address and port of every endpoint served, made once the addresses come out of order (see duplicate)
+        Set<AddressPort> seen = null;
+        // endpoints mostly share their ports' map (the catalog interns it): its port looked up once
+        Map<String, Integer> lastPorts = null;
+        int lastNumber = 0;
+        int i = -1;
         for (Endpoint e : service.endpoints()) {
+            i++;
             if (!e.routable()) continue;
-            int number = e.port(port.name());
+            int number;
+            if (e.ports() == lastPorts) {
+                number = lastNumber;
+            } else {
+                number = e.port(port.name());
+                lastPorts = e.ports();
+                lastNumber = number;
+            }
             if (number == 0) continue;
-            if (!IpAddresses.isBare(e.address())) {
+            String address = addresses[i];
+            if (address == null) addresses[i] = address = e.address();
+            // an address held as IPv4 bits is a canonical dotted IPv4 address, which isBare accepts
+            if (!e.isIpv4() && !IpAddresses.isBare(address)) {
                 skipped.add(new ServiceResources.Skipped(
                         service.host(),
-                        e.address() + ":" + number,
+                        address + ":" + number,
                         "endpoint-address",
-                        "address '" + e.address() + "' is not an IP address, and EDS endpoints need one"));
+                        "address '" + address + "' is not an IP address, and EDS endpoints need one"));
                 continue;
             }
-            if (!seen.add(new AddressPort(e.address(), number))) {
+            if (seen == null && !inOrder(out, address)) {
+                seen = new HashSet<>();
+                for (Served s : out) seen.add(new AddressPort(s.address, s.port));
+            }
+            if (seen != null ? !seen.add(new AddressPort(address, number)) : duplicate(out, address, number)) {
                 skipped.add(new ServiceResources.Skipped(
                         service.host(),
-                        e.address() + ":" + number,
+                        address + ":" + number,
                         "duplicate-endpoint",
-                        "a second endpoint with the same address and port in " + name + " is left out"));
+                        "a second endpoint with the same address and port in "
+                                + XdsNames.endpoints(service.host(), port.number()) + " is left out"));
                 continue;
             }
-            out.add(new Served(e, number));
+            out.add(new Served(e, address, number));
         }
         return out;
+    }
+
+    /** Whether {@code address} sorts at or after the last endpoint served (MeshService keeps its endpoints sorted). */
+    private static boolean inOrder(List<Served> out, String address) {
+        return out.isEmpty() || address.compareTo(out.get(out.size() - 1).address) >= 0;
+    }
+
+    /**
+     * Whether an endpoint with this address and port is served already, when every address so far came {@linkplain
+     * #inOrder in order}: then those equal to {@code address} are the last ones served, and no other can be it.
+     */
+    private static boolean duplicate(List<Served> out, String address, int port) {
+        for (int k = out.size() - 1; k >= 0 && out.get(k).address.equals(address); k--) {
+            if (out.get(k).port == port) return true;
+        }
+        return false;
     }
 
     /**
@@ -801,58 +845,111 @@ public final class EnvoyTranslator {
         }
     }
 
-    /** {@link #envoyLoadAssignment} as bytes (when {@link Shapes#endpointsKeepRules}). */
+    /**
+     * {@link #envoyLoadAssignment} as bytes (when {@link Shapes#endpointsKeepRules}): the sizes of every endpoint and
+     * locality first, then every field into one writer.
+     */
     private byte[] envoyLoadAssignmentBytes(String name, List<Served> endpoints, Set<String> routeKeys) {
+        List<List<Served>> groups = byLocality(endpoints);
+        byte[][] metadata = new byte[endpoints.size()][];
+        int[] lbSizes = new int[endpoints.size()];
+        byte[][] localities = new byte[groups.size()][];
+        byte[][] sums = new byte[groups.size()][];
+        int[] lleSizes = new int[groups.size()];
+        // the metadata of the last label map: the endpoints of a service mostly share one (the catalog interns them)
+        Map<String, String> lastLabels = null;
+        byte[] lastMetadata = null;
+        int total = 0;
+        int i = 0;
+        for (int g = 0; g < groups.size(); g++) {
+            Locality locality = groups.get(g).get(0).endpoint().locality();
+            localities[g] = localityBytes(locality, locality.subZone());
+            int lle = ProtoWriter.fieldSize(LocalityLbEndpoints.LOCALITY_FIELD_NUMBER, localities[g].length);
+            long sum = 0;
+            for (Served s : groups.get(g)) {
+                if (lastMetadata == null || s.endpoint().labels() != lastLabels) {
+                    lastLabels = s.endpoint().labels();
+                    lastMetadata = metadataBytes(s.endpoint(), routeKeys);
+                }
+                metadata[i] = lastMetadata;
+                int weight = s.endpoint().weight();
+                int lb = s.hostField().length
+                        + ProtoWriter.varintFieldSize(
+                                LbEndpoint.HEALTH_STATUS_FIELD_NUMBER,
+                                health(s.endpoint().health()).getNumber())
+                        + lastMetadata.length
+                        + ProtoWriter.fieldSize(
+                                LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
+                                ProtoWriter.varintFieldSize(UInt32Value.VALUE_FIELD_NUMBER, weight));
+                lbSizes[i++] = lb;
+                lle += ProtoWriter.fieldSize(LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER, lb);
+                sum += weight;
+            }
+            sums[g] = uint32(sum);
+            lle += ProtoWriter.fieldSize(LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, sums[g].length);
+            lleSizes[g] = lle;
+            total += ProtoWriter.fieldSize(ClusterLoadAssignment.ENDPOINTS_FIELD_NUMBER, lle);
+        }
+        ProtoWriter cla = new ProtoWriter(16 + 3 * name.length() + total)
+                .string(ClusterLoadAssignment.CLUSTER_NAME_FIELD_NUMBER, name);
+        i = 0;
+        for (int g = 0; g < groups.size(); g++) {
+            cla.head(ClusterLoadAssignment.ENDPOINTS_FIELD_NUMBER, lleSizes[g])
+                    .message(LocalityLbEndpoints.LOCALITY_FIELD_NUMBER, localities[g]);
+            for (Served s : groups.get(g)) {
+                int weight = s.endpoint().weight();
+                cla.head(LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER, lbSizes[i])
+                        .raw(s.hostField())
+                        .varint(
+                                LbEndpoint.HEALTH_STATUS_FIELD_NUMBER,
+                                health(s.endpoint().health()).getNumber())
+                        .raw(metadata[i++])
+                        .head(
+                                LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
+                                ProtoWriter.varintFieldSize(UInt32Value.VALUE_FIELD_NUMBER, weight))
+                        .varint(UInt32Value.VALUE_FIELD_NUMBER, weight);
+            }
+            cla.message(LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, sums[g]);
+        }
+        return cla.toByteArray();
+    }
+
+    /** The endpoints by locality, in locality order, each in the order given. */
+    private static List<List<Served>> byLocality(List<Served> endpoints) {
+        if (endpoints.isEmpty()) return List.of();
+        Locality first = endpoints.get(0).endpoint().locality();
+        boolean one = true;
+        for (Served s : endpoints) {
+            if (!s.endpoint().locality().equals(first)) {
+                one = false;
+                break;
+            }
+        }
+        if (one) return List.of(endpoints);
         TreeMap<Locality, List<Served>> byLocality = new TreeMap<>();
         for (Served s : endpoints) {
             byLocality
                     .computeIfAbsent(s.endpoint().locality(), l -> new ArrayList<>())
                     .add(s);
         }
-        ProtoWriter cla = new ProtoWriter(64 + 160 * endpoints.size())
-                .string(ClusterLoadAssignment.CLUSTER_NAME_FIELD_NUMBER, name);
-        // the metadata of the last label map: the endpoints of a service mostly share one (the catalog interns them)
-        Map<String, String> lastLabels = null;
-        byte[] lastMetadata = null;
-        for (Map.Entry<Locality, List<Served>> l : byLocality.entrySet()) {
-            ProtoWriter lle = new ProtoWriter(48 + 160 * l.getValue().size());
-            lle.message(
-                    LocalityLbEndpoints.LOCALITY_FIELD_NUMBER,
-                    localityBytes(l.getKey(), l.getKey().subZone()));
-            long sum = 0;
-            for (Served s : l.getValue()) {
-                ProtoWriter lb = new ProtoWriter(160)
-                        .raw(s.hostField())
-                        .varint(
-                                LbEndpoint.HEALTH_STATUS_FIELD_NUMBER,
-                                health(s.endpoint().health()).getNumber());
-                if (lastMetadata == null || s.endpoint().labels() != lastLabels) {
-                    lastLabels = s.endpoint().labels();
-                    ProtoWriter labels = labelBytes(s.endpoint(), routeKeys);
-                    lastMetadata = labels == null
-                            ? new byte[0]
-                            : new ProtoWriter(160)
-                                    .message(
-                                            LbEndpoint.METADATA_FIELD_NUMBER,
-                                            new ProtoWriter(160)
-                                                    .message(
-                                                            Metadata.FILTER_METADATA_FIELD_NUMBER,
-                                                            new ProtoWriter(160)
-                                                                    .stringAlways(1, LB_METADATA)
-                                                                    .message(2, labels)))
-                                    .toByteArray();
-                }
-                lb.raw(lastMetadata);
-                lb.message(
-                        LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
-                        uint32(s.endpoint().weight()));
-                lle.message(LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER, lb);
-                sum += s.endpoint().weight();
-            }
-            lle.message(LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, uint32(sum));
-            cla.message(ClusterLoadAssignment.ENDPOINTS_FIELD_NUMBER, lle);
-        }
-        return cla.toByteArray();
+        return new ArrayList<>(byLocality.values());
+    }
+
+    /** An LbEndpoint's {@code metadata} field with the endpoint's {@code envoy.lb} labels; empty without any. */
+    private byte[] metadataBytes(Endpoint e, Set<String> routeKeys) {
+        ProtoWriter labels = labelBytes(e, routeKeys);
+        return labels == null
+                ? new byte[0]
+                : new ProtoWriter(160)
+                        .message(
+                                LbEndpoint.METADATA_FIELD_NUMBER,
+                                new ProtoWriter(160)
+                                        .message(
+                                                Metadata.FILTER_METADATA_FIELD_NUMBER,
+                                                new ProtoWriter(160)
+                                                        .stringAlways(1, LB_METADATA)
+                                                        .message(2, labels)))
+                        .toByteArray();
     }
 
     /**
@@ -872,13 +969,14 @@ public final class EnvoyTranslator {
                 ProtoWriter lle = new ProtoWriter(48 + 96 * w.getValue().size())
                         .message(LocalityLbEndpoints.LOCALITY_FIELD_NUMBER, localityBytes(base, subZone));
                 byte[] weight = uint32(w.getKey());
+                int rest =
+                        ProtoWriter.varintFieldSize(LbEndpoint.HEALTH_STATUS_FIELD_NUMBER, HealthStatus.HEALTHY_VALUE)
+                                + ProtoWriter.fieldSize(LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, weight.length);
                 for (Served s : w.getValue()) {
-                    lle.message(
-                            LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER,
-                            new ProtoWriter(96)
-                                    .raw(s.hostField())
-                                    .varint(LbEndpoint.HEALTH_STATUS_FIELD_NUMBER, HealthStatus.HEALTHY_VALUE)
-                                    .message(LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, weight));
+                    lle.head(LocalityLbEndpoints.LB_ENDPOINTS_FIELD_NUMBER, s.hostField().length + rest)
+                            .raw(s.hostField())
+                            .varint(LbEndpoint.HEALTH_STATUS_FIELD_NUMBER, HealthStatus.HEALTHY_VALUE)
+                            .message(LbEndpoint.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, weight);
                 }
                 lle.message(
                         LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER,
@@ -1035,9 +1133,14 @@ public final class EnvoyTranslator {
                 .build();
     }
 
+    /** Each type's URL, hashed once: every version of the type starts with it. */
+    private static final Hash64[] TYPE_URL_HASHES = Arrays.stream(XdsType.values())
+            .map(t -> new Hash64().putString(t.typeUrl()))
+            .toArray(Hash64[]::new);
+
     /** The content version of a resource: a hash of its type, name and bytes, never 0 or {@code Long.MIN_VALUE}. */
     static long version(XdsType type, String name, ByteString value) {
-        Hash64 h = new Hash64().putString(type.typeUrl()).putString(name);
+        Hash64 h = TYPE_URL_HASHES[type.ordinal()].copy().putString(name);
         putBytes(h, value);
         long v = h.finish();
         // 0 and Long.MIN_VALUE mean "absent" and "unknown" to the server

@@ -51,6 +51,34 @@ final class ProtoWriter {
         return bytes(field, message, message.length);
     }
 
+    /**
+     * The head of a length-delimited field whose {@code length} bytes the caller writes next (with {@link #raw} and
+     * the field methods), so a sub-message of known size needs no writer of its own.
+     */
+    ProtoWriter head(int field, int length) {
+        tag(field, LENGTH_DELIMITED);
+        return varint(length);
+    }
+
+    /** The size of a length-delimited field of {@code length} bytes: tag, length and the bytes. */
+    static int fieldSize(int field, int length) {
+        return varintSize((long) field << 3) + varintSize(length) + length;
+    }
+
+    /** The size of a varint field as {@link #varint(int, long)} writes it: none for 0. */
+    static int varintFieldSize(int field, long value) {
+        return value == 0 ? 0 : varintSize((long) field << 3) + varintSize(value);
+    }
+
+    static int varintSize(long value) {
+        int n = 1;
+        while ((value & ~0x7FL) != 0) {
+            value >>>= 7;
+            n++;
+        }
+        return n;
+    }
+
     /** Bytes already in wire format (whole fields). */
     ProtoWriter raw(byte[] fields) {
         ensure(fields.length);

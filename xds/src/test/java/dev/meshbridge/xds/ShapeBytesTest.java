@@ -9,14 +9,18 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.naming.IpAddresses;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -208,5 +212,209 @@ class ShapeBytesTest {
                 .value()
                 .getClass()
                 .getSimpleName();
+    }
+
+    /**
+     * A change of one endpoint among many (and of the ports, the service's labels, the endpoints' order), translated
+     * with the previous translation: the same resources as a translation from scratch, and the message path's bytes;
+     * what the ports alone decide is reused while they stay. The base shares one ports map across most endpoints (the
+     * translator looks a port up once per map) and keeps them sorted (it finds duplicates in the run of one address
+     * then), and some changes break that order.
+     */
+    @Test
+    void oneChangeAmongMany_withThePrevious_isAFullTranslationAndTheMessagesBytes() {
+        ServicePort grpc = new ServicePort("grpc", 50051, Protocol.GRPC);
+        ServicePort http = new ServicePort("http", 8080, Protocol.HTTP);
+        List<ServicePort> ports = List.of(http, grpc);
+        Random random = new Random(5);
+        List<Endpoint> base = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            Endpoint.Builder b = Endpoint.builder("10.3.0." + (1 + i))
+                    .weight(i % 4 == 0 ? 1 + random.nextInt(200) : 100)
+                    .label("version", "v" + i % 2)
+                    .label("app", "many")
+                    .locality(Locality.of("r" + i % 2, "z"));
+            if (i % 5 == 0) {
+                b.port("grpc", 1 + random.nextInt(65535)).port("http", 1 + random.nextInt(65535));
+            } else {
+                b.port("grpc", 9000).port("http", 8080);
+            }
+            base.add(b.build());
+        }
+        base.sort(null);
+        Map<String, Function<List<Endpoint>, List<Endpoint>>> changes = new LinkedHashMap<>();
+        changes.put("label", l -> with(l, 17, e -> e.label("version", "v9")));
+        changes.put("new label", l -> with(l, 18, e -> e.label("track", "canary")));
+        changes.put("weight", l -> with(l, 3, e -> e.weight(77)));
+        changes.put("weight to 0", l -> with(l, 4, e -> e.weight(0)));
+        changes.put("disabled", l -> with(l, 5, e -> e.enabled(false)));
+        changes.put("unhealthy", l -> with(l, 6, e -> e.health(Health.UNHEALTHY)));
+        changes.put("draining", l -> with(l, 7, e -> e.health(Health.DRAINING)));
+        changes.put("locality", l -> with(l, 9, e -> e.locality(new Locality("r9", "z9", "s"))));
+        changes.put("one locality", l -> {
+            List<Endpoint> out = l;
+            for (int i = 0; i < l.size(); i++) out = with(out, i, e -> e.locality(Locality.NONE));
+            return out;
+        });
+        changes.put("port number", l -> with(l, 11, e -> e.port("grpc", 1234)));
+        changes.put("port number shared", l -> with(l, 12, e -> e.port("http", 9090)));
+        changes.put("port gone", l -> {
+            List<Endpoint> out = new ArrayList<>(l);
+            Endpoint e = l.get(13);
+            out.set(13, copy(e.address(), e, Map.of("grpc", e.port("grpc"))).build());
+            return out;
+        });
+        changes.put("duplicate in order", l -> {
+            List<Endpoint> out = new ArrayList<>(l);
+            out.add(copy(l.get(21)).weight(3).build());
+            out.add(copy(
+                            l.get(22).address(),
+                            l.get(22),
+                            Map.of("grpc", 4444, "http", l.get(22).port("http")))
+                    .build());
+            out.sort(null);
+            return out;
+        });
+        changes.put("duplicate out of order", l -> {
+            List<Endpoint> out = new ArrayList<>(l);
+            out.add(copy(l.get(0)).weight(9).build());
+            out.add(copy("10.3.0.200", l.get(1), l.get(1).ports()).build());
+            out.add(copy(l.get(30)).build());
+            return out;
+        });
+        changes.put("host name and IPv6", l -> {
+            List<Endpoint> out = new ArrayList<>(l);
+            out.add(copy("many-1.internal", l.get(2), l.get(2).ports()).build());
+            // two with the ports map most share: the second is a duplicate on both ports
+            out.add(copy("fd00::1", l.get(3), l.get(3).ports()).build());
+            out.add(copy("fd00::1", l.get(4), l.get(4).ports()).build());
+            out.sort(null);
+            return out;
+        });
+        changes.put("removed", l -> {
+            List<Endpoint> out = new ArrayList<>(l);
+            out.remove(25);
+            return out;
+        });
+        changes.put("none left", l -> List.of());
+
+        int reused = 0;
+        for (EnvoyTranslator.Options options : OPTIONS) {
+            EnvoyTranslator byShape = new EnvoyTranslator(options, true);
+            EnvoyTranslator byMessage = new EnvoyTranslator(options, false);
+            for (Set<String> routeKeys : List.of(Set.<String>of(), Set.of("version"))) {
+                MeshService before =
+                        new MeshService("many.example", ports, base, new TreeMap<>(), new TreeSet<>(Set.of(KEY)), "v1");
+                ServiceResources previous = byShape.translate(before, null, routeKeys);
+                assertSame(previous, byMessage.translate(before, null, routeKeys));
+                List<MeshService> afters = new ArrayList<>();
+                List<String> names = new ArrayList<>();
+                changes.forEach((name, change) -> {
+                    names.add(name);
+                    afters.add(new MeshService(
+                            "many.example",
+                            ports,
+                            change.apply(base),
+                            new TreeMap<>(),
+                            new TreeSet<>(Set.of(KEY)),
+                            "v2"));
+                });
+                names.add("service labels");
+                afters.add(new MeshService(
+                        "many.example",
+                        ports,
+                        base,
+                        new TreeMap<>(Map.of("dubbo.interface", "x.Many")),
+                        new TreeSet<>(Set.of(KEY)),
+                        "v2"));
+                names.add("ports");
+                afters.add(new MeshService(
+                        "many.example",
+                        List.of(grpc, new ServicePort("http", 8081, Protocol.HTTP2)),
+                        base,
+                        new TreeMap<>(),
+                        new TreeSet<>(Set.of(KEY)),
+                        "v2"));
+                for (int i = 0; i < afters.size(); i++) {
+                    MeshService after = afters.get(i);
+                    ServiceResources incremental = byShape.translate(after, previous, routeKeys);
+                    assertThat(incremental)
+                            .as("%s, %s", names.get(i), options)
+                            .isEqualTo(byShape.translate(after, null, routeKeys));
+                    assertSame(incremental, byMessage.translate(after, null, routeKeys));
+                    // both paths share how endpoints are picked: checked here against the model itself
+                    for (ServicePort p : after.ports()) {
+                        assertThat(EnvoyTranslatorTest.endpoints(EnvoyTranslatorTest.loadAssignment(
+                                        incremental, XdsNames.cluster(after.host(), p.number()))))
+                                .as("%s, port %s", names.get(i), p.name())
+                                .containsExactlyInAnyOrderElementsOf(expectedServed(after, p));
+                    }
+                    assertThat(incremental.skipped())
+                            .extracting(ServiceResources.Skipped::reason)
+                            .as(names.get(i))
+                            .containsExactlyInAnyOrderElementsOf(
+                                    switch (names.get(i)) {
+                                        case "duplicate in order" ->
+                                            List.of("duplicate-endpoint", "duplicate-endpoint", "duplicate-endpoint");
+                                        case "duplicate out of order" ->
+                                            List.of(
+                                                    "duplicate-endpoint",
+                                                    "duplicate-endpoint",
+                                                    "duplicate-endpoint",
+                                                    "duplicate-endpoint");
+                                        case "host name and IPv6" ->
+                                            List.of(
+                                                    "endpoint-address",
+                                                    "endpoint-address",
+                                                    "duplicate-endpoint",
+                                                    "duplicate-endpoint");
+                                        default -> List.of();
+                                    });
+                    if (!after.ports().equals(ports)) continue;
+                    for (XdsResource c : incremental.ofType(XdsType.CLUSTER)) {
+                        assertThat(c).isSameAs(previous.find(XdsType.CLUSTER, c.name()));
+                        reused++;
+                    }
+                }
+            }
+        }
+        assertThat(reused).isGreaterThan(100);
+    }
+
+    /** What a port's load assignment should hold: each routable endpoint with the port and an IP address, once. */
+    private static Set<String> expectedServed(MeshService s, ServicePort p) {
+        Set<String> out = new TreeSet<>();
+        for (Endpoint e : s.endpoints()) {
+            int n = e.port(p.name());
+            if (e.routable() && n != 0 && IpAddresses.isBare(e.address())) out.add(e.address() + ":" + n);
+        }
+        return out;
+    }
+
+    /** The endpoints with the one at {@code index} rebuilt with a change. */
+    private static List<Endpoint> with(List<Endpoint> endpoints, int index, Consumer<Endpoint.Builder> change) {
+        List<Endpoint> out = new ArrayList<>(endpoints);
+        Endpoint e = endpoints.get(index);
+        Endpoint.Builder b = copy(e);
+        change.accept(b);
+        out.set(index, b.build());
+        return out;
+    }
+
+    /** A builder of {@code e} as it is. */
+    private static Endpoint.Builder copy(Endpoint e) {
+        return copy(e.address(), e, e.ports());
+    }
+
+    /** A builder of {@code e} at another address, with these ports. */
+    private static Endpoint.Builder copy(String address, Endpoint e, Map<String, Integer> ports) {
+        Endpoint.Builder b = Endpoint.builder(address)
+                .weight(e.weight())
+                .enabled(e.enabled())
+                .health(e.health())
+                .labels(e.labels())
+                .locality(e.locality());
+        ports.forEach(b::port);
+        return b;
     }
 }

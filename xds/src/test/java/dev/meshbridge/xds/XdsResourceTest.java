@@ -2,6 +2,7 @@ package dev.meshbridge.xds;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.ByteString;
 import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.testing.TestCatalog;
@@ -52,5 +53,19 @@ class XdsResourceTest {
                         .getSocketAddress()
                         .getAddress())
                 .isEqualTo("10.0.0.1");
+    }
+
+    @Test
+    void version_isTheHashOfTypeUrlNameAndBytes_forEveryType_callAfterCall() {
+        ByteString bytes = ByteString.copyFromUtf8("some resource bytes, more than eight of them");
+        for (XdsType type : XdsType.values()) {
+            for (int i = 0; i < 2; i++) {
+                Hash64 h = new Hash64().putString(type.typeUrl()).putString("name");
+                EnvoyTranslator.putBytes(h, bytes);
+                assertThat(EnvoyTranslator.version(type, "name", bytes))
+                        .as("%s, call %s", type, i)
+                        .isEqualTo(h.finish());
+            }
+        }
     }
 }

@@ -10,6 +10,13 @@ public final class Hash64 {
     private static final long PRIME = 0x100000001b3L;
     private long h = 0xcbf29ce484222325L;
 
+    /** A hash that goes on from what this one was fed so far (a prefix hashed once, then each suffix). */
+    public Hash64 copy() {
+        Hash64 c = new Hash64();
+        c.h = h;
+        return c;
+    }
+
     public Hash64 putString(String s) {
         putInt(s.length());
         for (int i = 0; i < s.length(); i++) {
