@@ -6,6 +6,7 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.Message;
 import com.google.protobuf.Timestamp;
 import com.google.protobuf.UnsafeByteOperations;
+import dev.meshbridge.core.util.CompactSortedMap;
 import dev.meshbridge.core.util.Hash64;
 import dev.meshbridge.mcp.api.mcp.v1alpha1.Metadata;
 import dev.meshbridge.mcp.api.mcp.v1alpha1.Resource;
@@ -85,7 +86,8 @@ public final class McpResource {
 
     private static McpResource of(
             McpKind kind, String namespace, String name, Map<String, String> labels, Any any, String host) {
-        SortedMap<String, String> sorted = new TreeMap<>(labels);
+        // an immutable map in natural order is held as it is
+        SortedMap<String, String> sorted = labels instanceof CompactSortedMap<String> c ? c : new TreeMap<>(labels);
         Hash64 h = new Hash64().putString(kind.kind()).putString(namespace).putString(name);
         h.putInt(sorted.size());
         sorted.forEach((k, v) -> h.putString(k).putString(v));

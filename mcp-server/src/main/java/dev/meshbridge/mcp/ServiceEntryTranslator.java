@@ -11,6 +11,7 @@ import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.naming.Dns1123;
 import dev.meshbridge.core.naming.Labels;
+import dev.meshbridge.core.util.CompactSortedMap;
 import dev.meshbridge.core.util.Hash64;
 import dev.meshbridge.mcp.McpOptions.EndpointMode;
 import dev.meshbridge.mcp.api.networking.v1alpha3.ServiceEntry;
@@ -101,8 +102,9 @@ public final class ServiceEntryTranslator {
 
     /**
      * What the last translation of a service in {@link EndpointMode#INLINE} mode keeps for the next one: the
-     * ServiceEntry's bytes and where each endpoint's WorkloadEntry sits in them. A change of one instance then builds,
-     * checks and serializes that instance only; the others' bytes are copied. Holds no copy of the bytes while at rest
+     * ServiceEntry's bytes, where each endpoint's WorkloadEntry sits in them, and the service-level part ({@link
+     * Head}). A change of one instance then builds, checks and serializes that instance only; the others' bytes and the
+     * head are copied. Holds no copy of the bytes while at rest
      * ({@link #atRest}): the served resource has them (packed), and the server unpacks them for the next translation
      * ({@link #withBytes}); the endpoints are the catalog's.
      *
@@ -115,6 +117,7 @@ public final class ServiceEntryTranslator {
      * @param bytes the ServiceEntry's serialized bytes; null at rest
      * @param size the length of those bytes (the served resource ends with them)
      * @param servedHash the version hash of the served resource they were kept for (0 until at rest)
+     * @param head the service-level part of the translation, reused while its inputs are the same
      */
     record Reuse(
             List<dev.meshbridge.core.model.ServicePort> ports,
@@ -122,25 +125,27 @@ public final class ServiceEntryTranslator {
             int[] spans,
             ByteString bytes,
             int size,
-            long servedHash) {
+            long servedHash,
+            Head head) {
 
         Reuse(
                 List<dev.meshbridge.core.model.ServicePort> ports,
                 List<Endpoint> endpoints,
                 int[] spans,
-                ByteString bytes) {
-            this(ports, endpoints, spans, bytes, bytes.size(), 0);
+                ByteString bytes,
+                Head head) {
+            this(ports, endpoints, spans, bytes, bytes.size(), 0, head);
         }
 
         /** The same without its bytes, kept while the resource of that version hash is served. */
         Reuse atRest(long servedHash) {
-            return new Reuse(ports, endpoints, spans, null, size, servedHash);
+            return new Reuse(ports, endpoints, spans, null, size, servedHash, head);
         }
 
         /** The same over the bytes again ({@code size} of them: the end of the served resource's unpacked bytes). */
         Reuse withBytes(ByteString same) {
             if (same.size() != size) throw new IllegalArgumentException("not the bytes kept: " + same.size());
-            return new Reuse(ports, endpoints, spans, same, size, servedHash);
+            return new Reuse(ports, endpoints, spans, same, size, servedHash, head);
         }
 
         /**
@@ -150,6 +155,43 @@ public final class ServiceEntryTranslator {
         int[] spansInBytes() {
             int[] at = spans != null ? spans : endpointSpans(bytes);
             return at != null && at.length == 2 * endpoints.size() ? at : null;
+        }
+    }
+
+    /**
+     * The service-level part of an {@link EndpointMode#INLINE} translation, what a change of instances leaves as it
+     * is: the resource name, the metadata labels (all valid) and the ServiceEntry's head (host, location, resolution,
+     * ports; checked by {@link IstioValidation#serviceEntry}), which the kept bytes begin with. It depends only on the
+     * service's host, ports, labels and origin (and on the options, fixed per translator), so it is reused while those
+     * are equal. Holds no bytes: the head is the first {@code headSize} of the kept ServiceEntry's bytes.
+     *
+     * @param host the service's host it was made for
+     * @param ports the service's ports it was made for
+     * @param labels the service's labels it was made for
+     * @param origin the service's origin it was made for
+     * @param name the ServiceEntry's name
+     * @param metadataLabels the labels on the resource
+     * @param headSize the length of the head's bytes
+     */
+    record Head(
+            String host,
+            List<dev.meshbridge.core.model.ServicePort> ports,
+            java.util.SortedMap<String, String> labels,
+            ServiceKey origin,
+            String name,
+            CompactSortedMap<String> metadataLabels,
+            int headSize) {
+
+        /** Whether it was made from the same inputs as {@code service} has (identity first: the catalog shares). */
+        boolean madeFrom(MeshService service) {
+            return same(host, service.host())
+                    && same(ports, service.ports())
+                    && same(labels, service.labels())
+                    && same(origin, service.origin());
+        }
+
+        private static boolean same(Object kept, Object now) {
+            return kept == now || kept.equals(now);
         }
     }
 
@@ -298,22 +340,38 @@ public final class ServiceEntryTranslator {
      */
     private Translated translateInline(MeshService service, Reuse previous) {
         ServiceKey origin = service.origin();
-        String name;
-        try {
-            name = resourceName(service);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-        TreeMap<String, String> metadataLabels = metadataLabels(service);
-        for (Map.Entry<String, String> l : metadataLabels.entrySet()) {
-            if (!Labels.isValidKey(l.getKey()) || !Labels.isValidValue(l.getValue())) return null;
-        }
+        Head head = previous != null && previous.bytes() != null ? previous.head() : null;
+        ByteString headBytes;
         Set<String> portNames = new LinkedHashSet<>();
-        ServiceEntry.Builder head = head(service, portNames);
-        ServiceEntry headMessage = head.build();
-        // the service-level rules, on the ServiceEntry without its endpoints (each made to keep them, see
-        // workloadBytes) and without export_to (McpOptions refuses an export_to the rules refuse)
-        if (!IstioValidation.serviceEntry(headMessage).isEmpty()) return null;
+        if (head != null && head.madeFrom(service)) {
+            headBytes = previous.bytes().substring(0, head.headSize());
+            for (dev.meshbridge.core.model.ServicePort port : service.ports()) portNames.add(port.name());
+        } else {
+            String name;
+            try {
+                name = resourceName(service);
+            } catch (IllegalArgumentException e) {
+                return null;
+            }
+            TreeMap<String, String> metadataLabels = metadataLabels(service);
+            for (Map.Entry<String, String> l : metadataLabels.entrySet()) {
+                if (!Labels.isValidKey(l.getKey()) || !Labels.isValidValue(l.getValue())) return null;
+            }
+            ServiceEntry headMessage = head(service, portNames).build();
+            // the service-level rules, on the ServiceEntry without its endpoints (each made to keep them, see
+            // workloadBytes) and without export_to (McpOptions refuses an export_to the rules refuse)
+            if (!IstioValidation.serviceEntry(headMessage).isEmpty()) return null;
+            headBytes = McpResource.deterministicBytes(headMessage);
+            head = new Head(
+                    service.host(),
+                    service.ports(),
+                    service.labels(),
+                    origin,
+                    name.equals(service.host()) ? service.host() : name, // held per service: no second copy
+                    CompactSortedMap.copyOf(metadataLabels),
+                    headBytes.size());
+        }
+        String name = head.name();
         int[] previousSpans =
                 previous != null && previous.bytes() != null && previous.ports().equals(service.ports())
                         ? previous.spansInBytes()
@@ -361,7 +419,6 @@ public final class ServiceEntryTranslator {
             kept[count++] = e;
         }
 
-        ByteString headBytes = McpResource.deterministicBytes(headMessage);
         ByteString tailBytes = exportToBytes;
         int size = headBytes.size() + tailBytes.size();
         for (int i = 0; i < count; i++) {
@@ -393,7 +450,7 @@ public final class ServiceEntryTranslator {
                 McpKind.SERVICE_ENTRY,
                 options.namespace(),
                 name,
-                metadataLabels,
+                head.metadataLabels(),
                 ServiceEntry.getDescriptor().getFullName(),
                 bytes,
                 service.host()));
@@ -402,7 +459,8 @@ public final class ServiceEntryTranslator {
                 // the catalog's own list when every endpoint is kept (the usual case): nothing copied
                 cached == service.endpoints().size() ? service.endpoints() : List.copyOf(nextEndpoints),
                 cached == count ? null : Arrays.copyOf(spans, 2 * cached),
-                bytes);
+                bytes,
+                head);
         return new Translated(
                 new ServiceTranslation(
                         service.host(), service.version(), origin.registry(), resources, List.of(), notes),

@@ -65,9 +65,7 @@ class ServiceEntryReuseTest {
     }
 
     static MeshService service(List<Endpoint> endpoints, TreeMap<String, String> labels) {
-        List<Endpoint> sorted = new ArrayList<>(endpoints);
-        sorted.sort(null);
-        return new MeshService(HOST, PORTS, sorted, labels, new java.util.TreeSet<>(List.of(KEY)), "v-" + sorted);
+        return service(HOST, PORTS, endpoints, labels, KEY);
     }
 
     /**
@@ -125,24 +123,133 @@ class ServiceEntryReuseTest {
         for (List<Endpoint> step : steps) {
             MeshService service = service(step);
             ServiceEntryTranslator.Translated t = translator.translate(service, reuse);
-            ServiceTranslation full = translator.translateFully(service);
-            assertThat(t.translation().problems()).isEqualTo(full.problems());
-            assertThat(t.translation().notes()).isEqualTo(full.notes());
-            assertThat(t.translation().resources()).hasSameSizeAs(full.resources());
+            assertSameAsFromScratch(t, translator.translateFully(service));
             McpResource got = t.translation().resources().get(0);
-            McpResource want = full.resources().get(0);
-            assertThat(got.body().getValue()).isEqualTo(want.body().getValue());
-            assertThat(got.version()).isEqualTo(want.version());
-            assertThat(got.labels()).isEqualTo(want.labels());
             if (previousBytes != null) assertThat(got.body().getValue()).isNotEqualTo(previousBytes);
             previousBytes = got.body().getValue();
             assertThat(t.reuse())
                     .as("an inline ServiceEntry keeps what it can reuse")
                     .isNotNull();
+            if (reuse != null)
+                assertThat(t.reuse().head())
+                        .as("instances changed only: the head is reused")
+                        .isSameAs(reuse.head());
             reuse = t.reuse();
         }
         // the endpoint with a note is rebuilt every time, so that its note is said every time
         assertThat(reuse.endpoints()).noneMatch(e -> e.ports().containsKey("admin"));
+    }
+
+    static MeshService service(
+            String host,
+            List<ServicePort> ports,
+            List<Endpoint> endpoints,
+            TreeMap<String, String> labels,
+            ServiceKey key) {
+        List<Endpoint> sorted = new ArrayList<>(endpoints);
+        sorted.sort(null);
+        return new MeshService(host, ports, sorted, labels, new java.util.TreeSet<>(List.of(key)), "v-" + sorted);
+    }
+
+    /** The incremental translation equals the one from scratch: body bytes, version, name and labels. */
+    private static void assertSameAsFromScratch(ServiceEntryTranslator.Translated t, ServiceTranslation full) {
+        assertThat(t.translation().problems()).isEqualTo(full.problems());
+        assertThat(t.translation().notes()).isEqualTo(full.notes());
+        assertThat(t.translation().resources()).hasSameSizeAs(full.resources());
+        McpResource got = t.translation().resources().get(0);
+        McpResource want = full.resources().get(0);
+        assertThat(got.fullName()).isEqualTo(want.fullName());
+        assertThat(got.labels()).isEqualTo(want.labels());
+        assertThat(got.body()).isEqualTo(want.body());
+        assertThat(got.version()).isEqualTo(want.version());
+        assertThat(got.resourceBytes()).isEqualTo(want.resourceBytes());
+    }
+
+    /**
+     * A change of instances only leaves the service-level part (name, metadata labels, head) as it was: it is reused,
+     * also from the bytes the server serves (at rest, then over the bytes again), and from equal inputs that are other
+     * objects.
+     */
+    @Test
+    void loneEndpointChange_reusesTheHead_byteForByte() {
+        ServiceEntryTranslator translator = new ServiceEntryTranslator(McpOptions.defaults());
+        MeshService before = service(endpoints(10));
+        ServiceEntryTranslator.Reuse kept = translator.translate(before, null).reuse();
+        List<Endpoint> list = new ArrayList<>(endpoints(10));
+        list.set(3, endpoint(4, b -> b.weight(7)));
+        // equal ports, labels and origin, made again (the catalog may share them, or not)
+        MeshService after = service(
+                HOST,
+                new ArrayList<>(PORTS),
+                list,
+                new TreeMap<>(java.util.Map.of("team", "shop")),
+                new ServiceKey("nacos", "nacos-a", "public", "DEFAULT_GROUP", "orders", ""));
+
+        ServiceEntryTranslator.Translated t = translator.translate(after, kept);
+        assertSameAsFromScratch(t, translator.translateFully(after));
+        assertThat(t.reuse().head()).as("the head is reused").isSameAs(kept.head());
+
+        // as the server keeps it: no bytes at rest, the served bytes given back
+        ByteString served = t.translation().resources().get(0).body().getValue();
+        ServiceEntryTranslator.Reuse atRest = t.reuse().atRest(42);
+        list.set(5, endpoint(6, b -> b.health(Health.UNHEALTHY)));
+        MeshService third = service(list);
+        ServiceEntryTranslator.Translated u = translator.translate(third, atRest.withBytes(served));
+        assertSameAsFromScratch(u, translator.translateFully(third));
+        assertThat(u.reuse().head()).isSameAs(kept.head());
+        assertThat(translator.translate(third, atRest).reuse().head())
+                .as("nothing is reused without the bytes")
+                .isNotSameAs(kept.head());
+    }
+
+    /**
+     * A change of what the service-level part is made from makes it again: each equals the translation from scratch,
+     * and the head kept is not the one before.
+     */
+    @Test
+    void serviceLevelChange_makesTheHeadAgain_byteForByte() {
+        ServiceEntryTranslator translator = new ServiceEntryTranslator(McpOptions.defaults());
+        List<Endpoint> list = endpoints(6);
+        TreeMap<String, String> labels = new TreeMap<>(java.util.Map.of("team", "shop"));
+        MeshService before = service(HOST, PORTS, list, labels, KEY);
+        java.util.Map<String, MeshService> changes = new java.util.LinkedHashMap<>();
+        changes.put(
+                "service labels",
+                service(HOST, PORTS, list, new TreeMap<>(java.util.Map.of("team", "shop", "tier", "gold")), KEY));
+        java.util.function.Function<ServicePort, MeshService> withHttp =
+                http -> service(HOST, List.of(http, PORTS.get(1)), list, labels, KEY);
+        java.util.function.Function<ServiceKey, MeshService> from = key -> service(HOST, PORTS, list, labels, key);
+        changes.put("a port's number", withHttp.apply(new ServicePort("http", 8081, Protocol.HTTP)));
+        changes.put("a port's protocol", withHttp.apply(new ServicePort("http", 8080, Protocol.TCP)));
+        changes.put(
+                "the origin registry",
+                from.apply(new ServiceKey("nacos", "nacos-b", "public", "DEFAULT_GROUP", "orders", "")));
+        changes.put(
+                "the origin registry type",
+                from.apply(new ServiceKey("consul", "nacos-a", "public", "DEFAULT_GROUP", "orders", "")));
+        changes.put("the host", service("payments.reuse.svc", PORTS, list, labels, KEY));
+
+        // a template that uses the registry, and a revision label: both fixed per translator
+        ServiceEntryTranslator templated = new ServiceEntryTranslator(McpOptions.builder()
+                .resourceName(dev.meshbridge.core.naming.HostTemplate.parse(
+                        "{registryType}-{registry}-{host}", McpOptions.NAME_VARIABLES))
+                .revision("canary")
+                .build());
+        for (ServiceEntryTranslator tr : List.of(translator, templated)) {
+            ServiceEntryTranslator.Reuse kept = tr.translate(before, null).reuse();
+            changes.forEach((what, changed) -> {
+                ServiceEntryTranslator.Translated t = tr.translate(changed, kept);
+                ServiceTranslation full = tr.translateFully(changed);
+                assertThat(full.resources().get(0).resourceBytes())
+                        .as(what + " changes the resource")
+                        .isNotEqualTo(
+                                tr.translateFully(before).resources().get(0).resourceBytes());
+                assertSameAsFromScratch(t, full);
+                assertThat(t.reuse().head()).as(what).isNotSameAs(kept.head());
+                assertThat(t.reuse().head().madeFrom(changed)).isTrue();
+                assertThat(t.reuse().head().madeFrom(before)).isFalse();
+            });
+        }
     }
 
     /** What is noted at the service level is said as before (from scratch), and nothing is kept to reuse. */

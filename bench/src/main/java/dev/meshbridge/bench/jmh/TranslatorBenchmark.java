@@ -9,6 +9,10 @@ import dev.meshbridge.mcp.ServiceEntryTranslator;
 import dev.meshbridge.mcp.ServiceTranslation;
 import dev.meshbridge.xds.EnvoyTranslator;
 import dev.meshbridge.xds.ServiceResources;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Method;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -23,7 +27,8 @@ import org.openjdk.jmh.annotations.State;
 /**
  * The translators on one service of the load (a Dubbo application with {@code dubbo} and {@code tri} ports and
  * {@code instances} labelled endpoints): Envoy resources from scratch, Envoy resources after an endpoint change
- * (reusing the unchanged clusters, listeners and routes, as the xDS server does), and the ServiceEntry.
+ * (reusing the unchanged clusters, listeners and routes, as the xDS server does), and the ServiceEntry from scratch
+ * and after an endpoint change (reusing what the last translation kept, as the MCP server does).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -36,11 +41,14 @@ public class TranslatorBenchmark {
     private MeshService before;
     private MeshService after;
     private ServiceResources previous;
+    /** What translating {@code before} kept for the next translation (a package-private {@code Reuse}). */
+    private Object previousServiceEntry;
+
     private final EnvoyTranslator envoy = new EnvoyTranslator();
     private final ServiceEntryTranslator serviceEntries = new ServiceEntryTranslator(McpOptions.defaults());
 
     @Setup(Level.Trial)
-    public void setUp() throws Exception {
+    public void setUp() throws Throwable {
         SyntheticCatalog catalog = new SyntheticCatalog(3, instances);
         try (ServiceAggregator a = new ServiceAggregator(ServiceAggregator.Options.DEFAULTS)) {
             a.accept(catalog.upsert(1));
@@ -52,6 +60,33 @@ public class TranslatorBenchmark {
             after = a.flushNow().get().service(catalog.host(1));
         }
         previous = envoy.translate(before);
+        previousServiceEntry = TRANSLATED_REUSE.invoke(TRANSLATE_REUSING.invoke(serviceEntries, before, null));
+    }
+
+    /**
+     * {@code ServiceEntryTranslator.translate(MeshService, Reuse)} and {@code Translated.reuse()}: the server's
+     * package-private incremental path, reached without making it public.
+     */
+    private static final MethodHandle TRANSLATE_REUSING;
+
+    private static final MethodHandle TRANSLATED_REUSE;
+
+    static {
+        try {
+            Class<?> reuse = Class.forName(ServiceEntryTranslator.class.getName() + "$Reuse");
+            Class<?> translated = Class.forName(ServiceEntryTranslator.class.getName() + "$Translated");
+            Method translate = ServiceEntryTranslator.class.getDeclaredMethod("translate", MeshService.class, reuse);
+            translate.setAccessible(true);
+            Method reuseOf = translated.getDeclaredMethod("reuse");
+            reuseOf.setAccessible(true);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            TRANSLATE_REUSING = lookup.unreflect(translate)
+                    .asType(MethodType.methodType(
+                            Object.class, ServiceEntryTranslator.class, MeshService.class, Object.class));
+            TRANSLATED_REUSE = lookup.unreflect(reuseOf).asType(MethodType.methodType(Object.class, Object.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 
     @Benchmark
@@ -67,5 +102,10 @@ public class TranslatorBenchmark {
     @Benchmark
     public ServiceTranslation serviceEntry() {
         return serviceEntries.translate(after);
+    }
+
+    @Benchmark
+    public Object serviceEntryEndpointChange() throws Throwable {
+        return (Object) TRANSLATE_REUSING.invokeExact(serviceEntries, after, previousServiceEntry);
     }
 }
