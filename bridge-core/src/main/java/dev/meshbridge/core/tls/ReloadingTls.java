@@ -68,6 +68,7 @@ public final class ReloadingTls implements AutoCloseable {
     private volatile ScheduledFuture<?> poll;
     private volatile long checkEveryNanos = -1;
     private final List<SSLContext> contexts = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<ClientContexts> generationContexts = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final AtomicLong lastCheckNanos = new AtomicLong(System.nanoTime());
 
     /**
@@ -185,32 +186,75 @@ public final class ReloadingTls implements AutoCloseable {
      * A client TLS context over the reloading managers (registries: a new connection uses the current files). With
      * {@link #checkOnHandshake}, every connection the context opens (socket or engine) checks the files first, at
      * most every that interval, before its handshake: a resumed TLS session asks for no certificate, so waiting for
-     * the key manager would let a connection resume with the old identity. A reload forgets the sessions made with
-     * the old files, and sessions are resumed for at most the interval (at least 1 s).
+     * the key manager would let a connection resume with the old identity. Each generation of the files gets its own
+     * session cache: a connection after a reload never resumes a session made with older files, not even one whose
+     * TLS 1.3 ticket the client read only after the reload (a connection that was handshaking meanwhile). Sessions are
+     * resumed for at most the interval (at least 1 s).
      */
     public SSLContext clientContext() throws GeneralSecurityException {
+        long every = checkEveryNanos;
+        if (every < 0) {
+            SSLContext ctx = newClientContext(every);
+            contexts.add(ctx);
+            return ctx;
+        }
+        ClientContexts perGeneration = new ClientContexts(newClientContext(every), every);
+        generationContexts.add(perGeneration);
+        return CheckingContext.wrap(perGeneration.current, perGeneration::current, this::maybeReload);
+    }
+
+    private SSLContext newClientContext(long every) throws GeneralSecurityException {
         SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(
                 files.hasIdentity() ? new javax.net.ssl.KeyManager[] {keyManager} : null,
                 new TrustManager[] {trustManager(null)},
                 null);
-        long every = checkEveryNanos;
         if (every >= 0) {
             ctx.getClientSessionContext().setSessionTimeout((int)
                     Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toSeconds(every))));
         }
-        contexts.add(ctx);
-        return every >= 0 ? CheckingContext.wrap(ctx, this::maybeReload) : ctx;
+        return ctx;
+    }
+
+    /** The inner context of one {@link #clientContext()}: replaced, with its session cache, by each reload. */
+    private final class ClientContexts {
+        private final long every;
+        private volatile SSLContext current;
+
+        ClientContexts(SSLContext first, long every) {
+            this.current = first;
+            this.every = every;
+        }
+
+        SSLContext current() {
+            return current;
+        }
+
+        void renew() {
+            SSLContext old = current;
+            try {
+                current = newClientContext(every);
+            } catch (GeneralSecurityException | RuntimeException e) {
+                log.warn(
+                        "tls={} cannot make a new client context, forgetting the old one's sessions: {}",
+                        name,
+                        describe(e));
+            }
+            forgetSessions(old);
+        }
     }
 
     private void forgetSessions() {
-        for (SSLContext ctx : contexts) {
-            var sessions = ctx.getClientSessionContext();
-            var ids = sessions.getIds();
-            while (ids.hasMoreElements()) {
-                javax.net.ssl.SSLSession s = sessions.getSession(ids.nextElement());
-                if (s != null) s.invalidate();
-            }
+        for (SSLContext ctx : contexts) forgetSessions(ctx);
+        for (ClientContexts c : generationContexts) c.renew();
+    }
+
+    private static void forgetSessions(SSLContext ctx) {
+        var sessions = ctx.getClientSessionContext();
+        var ids = sessions.getIds();
+        while (ids.hasMoreElements()) {
+            javax.net.ssl.SSLSession s = sessions.getSession(ids.nextElement());
+            if (s != null) s.invalidate();
         }
     }
 

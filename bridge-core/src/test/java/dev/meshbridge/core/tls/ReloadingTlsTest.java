@@ -89,6 +89,31 @@ class ReloadingTlsTest {
     }
 
     @Test
+    void aSessionTheOldFilesMadeButCachedAfterTheReload_isNotResumedByTheNextConnection() throws Exception {
+        startServer();
+        ReloadingTls tls = reloading(Duration.ZERO);
+        SSLContext client = tls.clientContext();
+
+        // a connection made with the old files: its TLS 1.3 session is cached when the client reads the server's
+        // ticket, after its handshake, here only after the reload forgot the sessions cached so far
+        try (SSLSocket before =
+                (SSLSocket) client.getSocketFactory().createSocket("localhost", server.getLocalPort())) {
+            before.setSoTimeout(10_000);
+            before.startHandshake();
+            rotated.write(certFile, keyFile);
+            assertThat(tls.reloadIfChanged()).isTrue();
+            before.getOutputStream().write('?');
+            before.getOutputStream().flush();
+            assertThat(before.getInputStream().read()).isEqualTo('!');
+        }
+        assertThat(presented).containsExactly(first.serial());
+
+        call(client); // well inside the 1 s a session may be resumed for
+
+        assertThat(presented).containsExactly(first.serial(), rotated.serial());
+    }
+
+    @Test
     void aKeyCaughtBeforeItsCertificate_keepsTheOldIdentity_andTheNextConnectionLooksAgainAtOnce() throws Exception {
         rotated.write(tmp.resolve("new.crt"), tmp.resolve("new.key"));
         startServer();

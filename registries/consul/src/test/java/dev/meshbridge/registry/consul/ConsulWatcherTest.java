@@ -190,17 +190,22 @@ class ConsulWatcherTest extends ConsulWatcherScenarios {
                     .build();
             admin.agentClient().register(registration(svc("vault"), "10.0.0.5"));
             admin.destroy();
+            java.time.Duration reloadInterval = java.time.Duration.ofMillis(50);
             watch(
                     "c1",
                     List.of(secure.address()),
                     "tls: {caFile: " + caFile + ", certFile: " + certFile + ", keyFile: " + keyFile
-                            + ", serverName: server.dc1.consul, reloadInterval: 50ms}");
+                            + ", serverName: server.dc1.consul, reloadInterval: " + reloadInterval.toMillis() + "ms}");
             awaitService(svc("vault") + ".dc1.consul", endpoints(1));
             assertThat(secure.clientSerials()).containsExactly(java.math.BigInteger.valueOf(1001));
 
-            // cert-manager writes the new pair; the connections Consul drops are made again with it
+            // cert-manager writes the new pair; the connections Consul drops are made again with it. The files are
+            // checked at most every reloadInterval: a connection made sooner after the watcher's last handshake may
+            // still use the old pair (OkHttp retries a dropped keep-alive connection at once, and on a loaded machine
+            // the restarted server may already accept it), so Consul restarts once the interval has passed
             Files.writeString(keyFile, rotated.privateKeyPkcs8Pem());
             Files.writeString(certFile, rotated.certificatePem());
+            Thread.sleep(reloadInterval.multipliedBy(2));
             secure.stop();
             secure.restart();
 
