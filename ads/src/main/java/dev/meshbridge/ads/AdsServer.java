@@ -394,12 +394,15 @@ public final class AdsServer implements AutoCloseable {
      * would more than double; a larger snapshot (an ingest's, a route change) goes to the serving thread, so that the
      * aggregator goes on merging while each server applies.
      */
-    public static final int CALLER_RUNS_SERVICES = 8;
+    public static final int CALLER_RUNS_SERVICES = Integer.getInteger("meshbridge.ads.callerRunsServices", 8);
 
     /**
      * Runs a producer's task for {@code snapshot} (its puts into the engine's store): on the calling thread, at once,
-     * when the snapshot changes at most {@link #CALLER_RUNS_SERVICES} services and not the routes, and the serving
-     * thread has nothing queued or running; else queued as {@link #execute} does. Either way it runs under the serving
+     * when the snapshot changes at most {@link #CALLER_RUNS_SERVICES} services and not the routes, the aggregator had
+     * nothing else due when it published it ({@link MeshSnapshot#publishedAlone()}: not during an ingest or a burst,
+     * where the aggregator goes on merging while the servers apply), the server has released its first answers
+     * ({@link #markReady}: the registries' first sync is in), and the serving thread has nothing queued or running;
+     * else queued as {@link #execute} does. Either way it runs under the serving
      * lock, after every producer task queued before it, alone with the serving state. The pushes it causes are queued
      * for the serving thread, which sends them (see {@link AdsEngine#markDirty}): a lone change that reaches no client
      * wakes no thread of its own; one that reaches clients wakes the serving thread only to send.
@@ -409,13 +412,16 @@ public final class AdsServer implements AutoCloseable {
      * 100,000 endpoints, bench/README.md).
      */
     public void executeSnapshot(MeshSnapshot snapshot, Runnable task) {
-        boolean small = !snapshot.routesChanged()
+        boolean small = snapshot.publishedAlone()
+                && !snapshot.routesChanged()
                 && snapshot.changed().size() + snapshot.removed().size() <= CALLER_RUNS_SERVICES;
         // a task that hands a snapshot on (the caller already serving) would otherwise run it in the middle of itself
         if (small && !serving.isHeldByCurrentThread() && idleForCaller() && serving.tryLock()) {
             try {
-                // checked again under the lock: a task queued in between runs first, so this one is queued behind it
-                if (idleForCaller()) {
+                // checked again under the lock: a task queued in between runs first, so this one is queued behind it;
+                // and not before the first answers are released: until then snapshots are an ingest's, which the
+                // serving thread applies while the aggregator goes on merging
+                if (idleForCaller() && engine.ready()) {
                     callerRuns.incrementAndGet();
                     metrics.callerRan();
                     runTask(task);
@@ -435,7 +441,7 @@ public final class AdsServer implements AutoCloseable {
 
     /** Whether a small snapshot handed now would be applied by the caller (tests; racy by nature). */
     boolean idleNow() {
-        return idleForCaller() && !serving.isLocked();
+        return idleForCaller() && !serving.isLocked() && engine.ready();
     }
 
     /** Snapshots applied on the thread that handed them over ({@link #executeSnapshot}); tests and debug pages. */

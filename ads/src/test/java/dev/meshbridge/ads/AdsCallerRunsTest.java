@@ -51,11 +51,19 @@ class AdsCallerRunsTest {
         server.close();
     }
 
-    /** A snapshot that changes {@code services} services (their names only: the producer's task is the test's). */
+    /**
+     * A snapshot that changes {@code services} services (their names only: the producer's task is the test's),
+     * published while the aggregator had nothing else due.
+     */
     static MeshSnapshot changing(int services, boolean routesChanged) {
+        return changing(services, routesChanged, true);
+    }
+
+    static MeshSnapshot changing(int services, boolean routesChanged, boolean publishedAlone) {
         Set<String> hosts = new TreeSet<>();
         for (int i = 0; i < services; i++) hosts.add("s" + i + ".test");
-        return new MeshSnapshot(1, 0, TreePMap.empty(), hosts, Set.of(), 0, RouteTable.empty(), routesChanged);
+        return new MeshSnapshot(
+                1, 0, TreePMap.empty(), hosts, Set.of(), 0, RouteTable.empty(), routesChanged, 0, publishedAlone);
     }
 
     /**
@@ -146,7 +154,8 @@ class AdsCallerRunsTest {
     }
 
     @Test
-    void aLargeSnapshot_aRouteChange_andASnapshotHandedWhileTheServingThreadWorks_areQueuedInOrder() throws Exception {
+    void aLargeSnapshot_aRouteChange_oneWithEventsWaiting_andOneHandedWhileTheServingThreadWorks_areQueuedInOrder()
+            throws Exception {
         AtomicReference<Thread> ranOn = new AtomicReference<>();
         AdsTestClient client = sotwClient("n1");
 
@@ -162,6 +171,16 @@ class AdsCallerRunsTest {
         assertThat(ranOn.get().getName()).isEqualTo("meshbridge-callers");
         r = client.next();
         assertThat(value(r)).isEqualTo("a=routes");
+        client.ack(r, List.of());
+        server.idle().get(60, TimeUnit.SECONDS);
+
+        // published while the aggregator had events waiting (an ingest): its thread goes back to them
+        awaitIdle();
+        server.executeSnapshot(changing(1, false, false), put("busy aggregator", ranOn));
+        server.idle().get(60, TimeUnit.SECONDS);
+        assertThat(ranOn.get().getName()).isEqualTo("meshbridge-callers");
+        r = client.next();
+        assertThat(value(r)).isEqualTo("a=busy aggregator");
         client.ack(r, List.of());
         server.idle().get(60, TimeUnit.SECONDS);
 
@@ -181,6 +200,44 @@ class AdsCallerRunsTest {
         assertThat(ranOn.get().getName()).isEqualTo("meshbridge-callers");
         assertThat(server.callerRuns()).isEqualTo(before);
         assertThat(value(client.next())).isEqualTo("a=small");
+    }
+
+    @Test
+    void beforeTheFirstAnswersAreReleased_aSmallSnapshotGoesToTheServingThread() throws Exception {
+        AdsServer holding = new AdsServer(
+                        new AdsOptions(
+                                "holding",
+                                "127.0.0.1",
+                                0,
+                                Duration.ZERO,
+                                Duration.ZERO,
+                                AdsLimits.DEFAULTS,
+                                Duration.ofMinutes(10),
+                                Duration.ZERO),
+                        ResourceTypes.of(List.of(THING)),
+                        meters)
+                .start();
+        try {
+            holding.idle().get(60, TimeUnit.SECONDS);
+            AtomicReference<Thread> ranOn = new AtomicReference<>();
+            holding.executeSnapshot(changing(1, false), () -> ranOn.set(Thread.currentThread()));
+            holding.idle().get(60, TimeUnit.SECONDS);
+            assertThat(ranOn.get().getName())
+                    .as("an ingest's snapshots are applied on the serving thread")
+                    .isEqualTo("meshbridge-holding");
+            assertThat(holding.callerRuns()).isZero();
+
+            holding.markReady("test");
+            holding.idle().get(60, TimeUnit.SECONDS);
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(1))
+                    .until(holding::idleNow);
+            holding.executeSnapshot(changing(1, false), () -> ranOn.set(Thread.currentThread()));
+            assertThat(ranOn.get()).isSameAs(Thread.currentThread());
+        } finally {
+            holding.close();
+        }
     }
 
     @Test

@@ -559,11 +559,21 @@ public final class ServiceAggregator implements EventSink, AutoCloseable {
                 endpoints,
                 routes,
                 routesChanged,
-                firstDirtyNanos);
+                firstDirtyNanos,
+                nothingDue());
         current.set(next);
         snapshotsPublished.incrementAndGet();
         if (log.isDebugEnabled()) log.debug("published {} changed={} removed={}", next, changedHosts, removedHosts);
         for (SnapshotListener l : listeners) notifyOne(l, next);
+    }
+
+    /**
+     * Whether no task of this thread is due (no event waiting, no timer passed): the snapshot being published is then
+     * all there is to do, and a listener may apply it here.
+     */
+    private boolean nothingDue() {
+        Runnable head = executor.getQueue().peek();
+        return head == null || head instanceof java.util.concurrent.Delayed d && d.getDelay(TimeUnit.NANOSECONDS) > 0;
     }
 
     private List<SourceShard> shardsOf(SortedSet<ServiceKey> keys) {

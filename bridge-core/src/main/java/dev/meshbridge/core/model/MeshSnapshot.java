@@ -32,6 +32,7 @@ public final class MeshSnapshot {
     private final RouteTable routes;
     private final boolean routesChanged;
     private final long firstEventNanos;
+    private final boolean publishedAlone;
 
     /**
      * @param sequence position in the sequence of published snapshots (0 for the empty start)
@@ -82,6 +83,34 @@ public final class MeshSnapshot {
             RouteTable routes,
             boolean routesChanged,
             long firstEventNanos) {
+        this(
+                sequence,
+                versionSum,
+                services,
+                changed,
+                removed,
+                endpointCount,
+                routes,
+                routesChanged,
+                firstEventNanos,
+                false);
+    }
+
+    /**
+     * @param publishedAlone the aggregator had nothing else due when it published this snapshot (no event waiting):
+     *     a listener may then apply a small one on the aggregator's thread without holding up the next events
+     */
+    public MeshSnapshot(
+            long sequence,
+            long versionSum,
+            PSortedMap<String, MeshService> services,
+            Set<String> changed,
+            Set<String> removed,
+            long endpointCount,
+            RouteTable routes,
+            boolean routesChanged,
+            long firstEventNanos,
+            boolean publishedAlone) {
         this.sequence = sequence;
         this.versionSum = versionSum;
         this.services = Objects.requireNonNull(services);
@@ -91,6 +120,7 @@ public final class MeshSnapshot {
         this.routes = Objects.requireNonNull(routes);
         this.routesChanged = routesChanged;
         this.firstEventNanos = firstEventNanos;
+        this.publishedAlone = publishedAlone;
     }
 
     /** {@link Set#copyOf}, without its intermediate hash set for the usual one changed host. */
@@ -120,6 +150,16 @@ public final class MeshSnapshot {
      */
     public long firstEventNanos() {
         return firstEventNanos;
+    }
+
+    /**
+     * Whether the aggregator had nothing else due when it published this snapshot (a change that came alone, as most
+     * do in a running bridge): a server may then apply a small one on the aggregator's thread rather than wake its own
+     * (see {@code AdsServer.executeSnapshot}). False while events keep coming (an ingest), so that the aggregator goes
+     * on merging while the servers apply.
+     */
+    public boolean publishedAlone() {
+        return publishedAlone;
     }
 
     public long sequence() {

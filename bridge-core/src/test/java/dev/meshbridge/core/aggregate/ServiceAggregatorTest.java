@@ -77,6 +77,57 @@ class ServiceAggregatorTest {
         assertThat(a.registryCounts()).containsEntry("r1", new ServiceAggregator.RegistryCounts(1, 2));
     }
 
+    /**
+     * A change that comes alone is published with nothing else due, so a server may apply it on the aggregator's
+     * thread; a snapshot published while events wait is not (an ingest: the servers apply it on their own threads
+     * while the aggregator goes on merging).
+     */
+    @Test
+    void aLoneChange_isPublishedAlone_aSnapshotPublishedWhileEventsWait_isNot() throws Exception {
+        ServiceAggregator a = aggregator(Duration.ofMillis(10), Duration.ofMillis(50));
+        List<MeshSnapshot> seen = new CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        a.subscribe(s -> {
+                    seen.add(s);
+                    if (!s.changed().contains("b.test")) return;
+                    // holds the aggregator's thread while the test queues events behind it
+                    entered.countDown();
+                    try {
+                        release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                })
+                .join();
+        a.accept(upsert("r1", "a", "a.test", ep("10.0.0.1")));
+        await().until(() -> carrying(seen, "a.test") != null);
+        assertThat(carrying(seen, "a.test").publishedAlone())
+                .as("the first change, alone")
+                .isTrue();
+
+        a.accept(upsert("r1", "b", "b.test", ep("10.0.0.2")));
+        assertThat(entered.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        a.accept(upsert("r1", "c", "c.test", ep("10.0.0.3")));
+        java.util.concurrent.CompletableFuture<MeshSnapshot> flushed = a.flushNow(); // publishes c while d waits
+        a.accept(upsert("r1", "d", "d.test", ep("10.0.0.4")));
+        release.countDown();
+        MeshSnapshot withC = flushed.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(withC.changed()).contains("c.test").doesNotContain("d.test");
+        assertThat(withC.publishedAlone())
+                .as("published with d's event waiting")
+                .isFalse();
+
+        // once the waiting events are merged, the last of them is published with nothing else due
+        await().until(() -> carrying(seen, "d.test") != null);
+        assertThat(carrying(seen, "d.test").publishedAlone()).isTrue();
+    }
+
+    private static MeshSnapshot carrying(List<MeshSnapshot> seen, String host) {
+        for (MeshSnapshot s : seen) if (s.changed().contains(host)) return s;
+        return null;
+    }
+
     @Test
     void upsert_sameContentAgain_publishesNothing() {
         ServiceAggregator a = aggregator(Duration.ZERO, Duration.ZERO);
