@@ -400,9 +400,8 @@ public final class AdsServer implements AutoCloseable {
      * Runs a producer's task for {@code snapshot} (its puts into the engine's store): on the calling thread, at once,
      * when the snapshot changes at most {@link #CALLER_RUNS_SERVICES} services and not the routes, the aggregator had
      * nothing else due when it published it ({@link MeshSnapshot#publishedAlone()}: not during an ingest or a burst,
-     * where the aggregator goes on merging while the servers apply), the server has released its first answers
-     * ({@link #markReady}: the registries' first sync is in), and the serving thread has nothing queued or running;
-     * else queued as {@link #execute} does. Either way it runs under the serving
+     * where the aggregator goes on merging while the servers apply), and the serving thread has nothing queued or
+     * running; else queued as {@link #execute} does. Either way it runs under the serving
      * lock, after every producer task queued before it, alone with the serving state. The pushes it causes are queued
      * for the serving thread, which sends them (see {@link AdsEngine#markDirty}): a lone change that reaches no client
      * wakes no thread of its own; one that reaches clients wakes the serving thread only to send.
@@ -418,10 +417,8 @@ public final class AdsServer implements AutoCloseable {
         // a task that hands a snapshot on (the caller already serving) would otherwise run it in the middle of itself
         if (small && !serving.isHeldByCurrentThread() && idleForCaller() && serving.tryLock()) {
             try {
-                // checked again under the lock: a task queued in between runs first, so this one is queued behind it;
-                // and not before the first answers are released: until then snapshots are an ingest's, which the
-                // serving thread applies while the aggregator goes on merging
-                if (idleForCaller() && engine.ready()) {
+                // checked again under the lock: a task queued in between runs first, so this one is queued behind it
+                if (idleForCaller()) {
                     callerRuns.incrementAndGet();
                     metrics.callerRan();
                     runTask(task);
@@ -441,7 +438,7 @@ public final class AdsServer implements AutoCloseable {
 
     /** Whether a small snapshot handed now would be applied by the caller (tests; racy by nature). */
     boolean idleNow() {
-        return idleForCaller() && !serving.isLocked() && engine.ready();
+        return idleForCaller() && !serving.isLocked();
     }
 
     /** Snapshots applied on the thread that handed them over ({@link #executeSnapshot}); tests and debug pages. */

@@ -157,12 +157,18 @@ class AdsCallerRunsTest {
     void aLargeSnapshot_aRouteChange_oneWithEventsWaiting_andOneHandedWhileTheServingThreadWorks_areQueuedInOrder()
             throws Exception {
         AtomicReference<Thread> ranOn = new AtomicReference<>();
+        server.execute(put("0", ranOn));
+        server.idle().get(60, TimeUnit.SECONDS);
         AdsTestClient client = sotwClient("n1");
+        DiscoveryResponse r = client.next();
+        assertThat(value(r)).isEqualTo("a=0");
+        client.ack(r, List.of());
+        server.idle().get(60, TimeUnit.SECONDS);
 
         server.executeSnapshot(changing(AdsServer.CALLER_RUNS_SERVICES + 1, false), put("large", ranOn));
         server.idle().get(60, TimeUnit.SECONDS);
         assertThat(ranOn.get().getName()).isEqualTo("meshbridge-callers");
-        DiscoveryResponse r = client.next();
+        r = client.next();
         assertThat(value(r)).isEqualTo("a=large");
         client.ack(r, List.of());
 
@@ -200,44 +206,6 @@ class AdsCallerRunsTest {
         assertThat(ranOn.get().getName()).isEqualTo("meshbridge-callers");
         assertThat(server.callerRuns()).isEqualTo(before);
         assertThat(value(client.next())).isEqualTo("a=small");
-    }
-
-    @Test
-    void beforeTheFirstAnswersAreReleased_aSmallSnapshotGoesToTheServingThread() throws Exception {
-        AdsServer holding = new AdsServer(
-                        new AdsOptions(
-                                "holding",
-                                "127.0.0.1",
-                                0,
-                                Duration.ZERO,
-                                Duration.ZERO,
-                                AdsLimits.DEFAULTS,
-                                Duration.ofMinutes(10),
-                                Duration.ZERO),
-                        ResourceTypes.of(List.of(THING)),
-                        meters)
-                .start();
-        try {
-            holding.idle().get(60, TimeUnit.SECONDS);
-            AtomicReference<Thread> ranOn = new AtomicReference<>();
-            holding.executeSnapshot(changing(1, false), () -> ranOn.set(Thread.currentThread()));
-            holding.idle().get(60, TimeUnit.SECONDS);
-            assertThat(ranOn.get().getName())
-                    .as("an ingest's snapshots are applied on the serving thread")
-                    .isEqualTo("meshbridge-holding");
-            assertThat(holding.callerRuns()).isZero();
-
-            holding.markReady("test");
-            holding.idle().get(60, TimeUnit.SECONDS);
-            Awaitility.await()
-                    .atMost(Duration.ofSeconds(60))
-                    .pollInterval(Duration.ofMillis(1))
-                    .until(holding::idleNow);
-            holding.executeSnapshot(changing(1, false), () -> ranOn.set(Thread.currentThread()));
-            assertThat(ranOn.get()).isSameAs(Thread.currentThread());
-        } finally {
-            holding.close();
-        }
     }
 
     @Test
