@@ -181,8 +181,11 @@ public abstract class AdsConformanceSuite {
         assertThat(got).containsExactly(a);
         assertThat(removed).containsExactly("absent");
 
-        // it appears later: sent as an addition
+        // it appears later: sent as an addition (once served: a subscription that reaches the serving thread before
+        // the change is answered as absent, then sent the addition, as the protocol allows; the serving thread runs
+        // up to AdsServer.CLIENT_TURN client requests ahead of a queued change)
         String late = s.put("absent-later", 1);
+        s.idle();
         c.delta(DeltaDiscoveryRequest.newBuilder().setTypeUrl(url).addResourceNamesSubscribe(late));
         DeltaDiscoveryResponse r = c.nextDelta();
         assertThat(names(r)).containsExactly(late);
