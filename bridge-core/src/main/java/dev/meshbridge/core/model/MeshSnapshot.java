@@ -65,38 +65,13 @@ public final class MeshSnapshot {
             long endpointCount,
             RouteTable routes,
             boolean routesChanged) {
-        this(sequence, versionSum, services, changed, removed, endpointCount, routes, routesChanged, 0L);
+        this(sequence, versionSum, services, changed, removed, endpointCount, routes, routesChanged, 0L, false);
     }
 
     /**
      * @param firstEventNanos {@link System#nanoTime()} when the first registry or route event that went into this
      *     snapshot reached the aggregator; 0 when unknown. The servers measure the time from it to their clients'
      *     ACKs
-     */
-    public MeshSnapshot(
-            long sequence,
-            long versionSum,
-            PSortedMap<String, MeshService> services,
-            Set<String> changed,
-            Set<String> removed,
-            long endpointCount,
-            RouteTable routes,
-            boolean routesChanged,
-            long firstEventNanos) {
-        this(
-                sequence,
-                versionSum,
-                services,
-                changed,
-                removed,
-                endpointCount,
-                routes,
-                routesChanged,
-                firstEventNanos,
-                false);
-    }
-
-    /**
      * @param publishedAlone the aggregator had nothing else due when it published this snapshot (no event waiting):
      *     a listener may then apply a small one on the aggregator's thread without holding up the next events
      */

@@ -205,7 +205,12 @@ class ConsulWatcherTest extends ConsulWatcherScenarios {
             // the restarted server may already accept it), so Consul restarts once the interval has passed
             Files.writeString(keyFile, rotated.privateKeyPkcs8Pem());
             Files.writeString(certFile, rotated.certificatePem());
-            Thread.sleep(reloadInterval.multipliedBy(2));
+            long written = System.nanoTime();
+            // the condition is the interval itself: no event tells the test that a check would now see the files
+            await().atMost(java.time.Duration.ofSeconds(5))
+                    .pollInterval(java.time.Duration.ofMillis(10))
+                    .until(() -> System.nanoTime() - written
+                            >= reloadInterval.multipliedBy(2).toNanos());
             secure.stop();
             secure.restart();
 
