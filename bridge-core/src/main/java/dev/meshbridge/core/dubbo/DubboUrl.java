@@ -36,7 +36,7 @@ public record DubboUrl(String protocol, String host, int port, String path, Map<
         Objects.requireNonNull(protocol);
         Objects.requireNonNull(host);
         Objects.requireNonNull(path);
-        parameters = Collections.unmodifiableMap(new TreeMap<>(parameters));
+        parameters = Collections.unmodifiableMap(parameters instanceof Params ? parameters : new TreeMap<>(parameters));
     }
 
     /** The prefix of the parameters Dubbo 2.6 and 2.7.0-2.7.2 wrote as defaults ({@code default.version=1.0.0}). */
@@ -54,62 +54,83 @@ public record DubboUrl(String protocol, String host, int port, String path, Map<
         int scheme = s.indexOf("://");
         if (scheme <= 0) throw new IllegalArgumentException("no protocol in '" + abbreviate(s) + "'");
         String protocol = s.substring(0, scheme).toLowerCase(Locale.ROOT);
-        String rest = s.substring(scheme + 3);
-        Map<String, String> params = new TreeMap<>();
-        int q = rest.indexOf('?');
-        if (q >= 0) {
-            Map<String, String> defaults = new TreeMap<>();
-            for (String part : rest.substring(q + 1).split("[&;]")) {
-                String pair = part.trim();
-                if (pair.isEmpty()) continue;
-                int eq = pair.indexOf('=');
-                if (eq == 0) continue; // no key
-                String k = eq < 0 ? pair : pair.substring(0, eq);
-                String v = eq < 0 ? "" : pair.substring(eq + 1);
-                params.put(k, v);
-                if (k.startsWith(DEFAULT_PREFIX) && k.length() > DEFAULT_PREFIX.length()) {
-                    defaults.putIfAbsent(k.substring(DEFAULT_PREFIX.length()), v);
-                }
-            }
-            defaults.forEach(params::putIfAbsent);
-            rest = rest.substring(0, q);
-        }
+        // positions in s, with no copy of the parts: [start, end) is the address, then the path, then the query
+        int start = scheme + 3;
+        int q = s.indexOf('?', start);
+        int end = q >= 0 ? q : s.length();
+        Params params = new Params();
+        if (q >= 0) parameters(s, q + 1, params);
         String path = "";
-        int slash = rest.indexOf('/');
-        if (slash >= 0) {
-            path = rest.substring(slash + 1);
-            rest = rest.substring(0, slash);
+        int slash = s.indexOf('/', start);
+        if (slash >= 0 && slash < end) {
+            path = s.substring(slash + 1, end);
+            end = slash;
         }
-        int at = rest.lastIndexOf('@');
-        if (at >= 0) rest = rest.substring(at + 1); // credentials are never kept
+        int at = s.lastIndexOf('@', end - 1);
+        if (at >= start) start = at + 1; // credentials are never kept
         String host;
-        String portText = null;
-        if (rest.startsWith("[")) {
-            int close = rest.indexOf(']');
-            if (close < 0) throw new IllegalArgumentException("unclosed IPv6 address in '" + abbreviate(s) + "'");
-            host = rest.substring(1, close);
-            if (rest.length() > close + 1) {
-                if (rest.charAt(close + 1) != ':')
-                    throw new IllegalArgumentException("bad address '" + abbreviate(rest) + "'");
-                portText = rest.substring(close + 2);
+        int portFrom = -1;
+        if (start < end && s.charAt(start) == '[') {
+            int close = s.indexOf(']', start);
+            if (close < 0 || close >= end)
+                throw new IllegalArgumentException("unclosed IPv6 address in '" + abbreviate(s) + "'");
+            host = s.substring(start + 1, close);
+            if (end > close + 1) {
+                if (s.charAt(close + 1) != ':')
+                    throw new IllegalArgumentException("bad address '" + abbreviate(s.substring(start, end)) + "'");
+                portFrom = close + 2;
             }
         } else {
-            int colon = rest.lastIndexOf(':');
-            host = colon < 0 ? rest : rest.substring(0, colon);
-            portText = colon < 0 ? null : rest.substring(colon + 1);
+            int colon = s.lastIndexOf(':', end - 1);
+            if (colon < start) colon = -1;
+            host = s.substring(start, colon < 0 ? end : colon);
+            portFrom = colon < 0 ? -1 : colon + 1;
         }
         int port = 0;
-        if (portText != null && !portText.isEmpty()) {
+        if (portFrom >= 0 && portFrom < end) {
             try {
-                port = Integer.parseInt(portText);
+                port = Integer.parseInt(s, portFrom, end, 10);
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException(
-                        "port '" + portText + "' is not a number in '" + abbreviate(s) + "'");
+                        "port '" + s.substring(portFrom, end) + "' is not a number in '" + abbreviate(s) + "'");
             }
             if (port < 0 || port > 65535)
                 throw new IllegalArgumentException("port " + port + " is out of range in '" + abbreviate(s) + "'");
         }
         return new DubboUrl(protocol, host, port, path, params);
+    }
+
+    /**
+     * The parameters of a parsed URL: the record keeps this map as it is (no copy), since nothing else holds it. Any
+     * other map given to the constructor is copied.
+     */
+    private static final class Params extends TreeMap<String, String> {}
+
+    /**
+     * Reads the query from {@code from} to the end of {@code s}: pairs separated by {@code &} or {@code ;}, each
+     * trimmed, empty ones and ones without a key skipped, {@code default.<key>} applied after the others.
+     */
+    private static void parameters(String s, int from, Map<String, String> params) {
+        Map<String, String> defaults = null;
+        for (int i = from, next; i <= s.length(); i = next + 1) {
+            next = nextSeparator(s, i);
+            int a = i;
+            int b = next;
+            while (a < b && s.charAt(a) <= ' ') a++; // String.trim's rule
+            while (b > a && s.charAt(b - 1) <= ' ') b--;
+            if (a == b) continue;
+            int eq = s.indexOf('=', a);
+            if (eq >= b) eq = -1;
+            if (eq == a) continue; // no key
+            String k = s.substring(a, eq < 0 ? b : eq);
+            String v = eq < 0 ? "" : s.substring(eq + 1, b);
+            params.put(k, v);
+            if (k.startsWith(DEFAULT_PREFIX) && k.length() > DEFAULT_PREFIX.length()) {
+                if (defaults == null) defaults = new TreeMap<>();
+                defaults.putIfAbsent(k.substring(DEFAULT_PREFIX.length()), v);
+            }
+        }
+        if (defaults != null) defaults.forEach(params::putIfAbsent);
     }
 
     /**
@@ -134,8 +155,73 @@ public record DubboUrl(String protocol, String host, int port, String path, Map<
         return parse(decode(encoded));
     }
 
-    /** Decodes percent-encoding once ({@code +} is a space), as Dubbo's {@code URL.decode}. */
+    /** The index of the first {@code &} or {@code ;} at or after {@code from}, or the text's length. */
+    private static int nextSeparator(String s, int from) {
+        for (int i = from; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '&' || c == ';') return i;
+        }
+        return s.length();
+    }
+
+    /**
+     * Decodes percent-encoding once ({@code +} is a space), as Dubbo's {@code URL.decode} does with {@link
+     * URLDecoder}: each run of escapes is one UTF-8 byte sequence (malformed bytes become U+FFFD). Escapes of two hex
+     * digits, all a registry writes, are decoded here in one pass; anything else (a truncated or odd escape) is left to
+     * {@link URLDecoder} itself, so the result and the errors are always its own.
+     *
+     * @throws IllegalArgumentException when the text has a bad escape
+     */
     public static String decode(String s) {
+        int n = s.length();
+        int i = 0;
+        while (i < n && s.charAt(i) != '%' && s.charAt(i) != '+') i++;
+        if (i == n) return s;
+        char[] out = new char[n]; // decoding never makes the text longer
+        s.getChars(0, i, out, 0);
+        int len = i;
+        byte[] run = null;
+        while (i < n) {
+            char c = s.charAt(i);
+            if (c == '+') {
+                out[len++] = ' ';
+                i++;
+            } else if (c != '%') {
+                out[len++] = c;
+                i++;
+            } else {
+                int count = 0;
+                boolean ascii = true;
+                while (i < n && s.charAt(i) == '%') {
+                    int hi = i + 2 < n ? hex(s.charAt(i + 1)) : -1;
+                    int lo = hi < 0 ? -1 : hex(s.charAt(i + 2));
+                    if (lo < 0) return decodeSlowly(s); // truncated or not two hex digits: URLDecoder's own rule
+                    if (run == null) run = new byte[(n - i) / 3];
+                    byte b = (byte) (hi << 4 | lo);
+                    run[count++] = b;
+                    ascii &= b >= 0;
+                    i += 3;
+                }
+                if (ascii) {
+                    for (int k = 0; k < count; k++) out[len++] = (char) run[k];
+                } else {
+                    String text = new String(run, 0, count, StandardCharsets.UTF_8);
+                    text.getChars(0, text.length(), out, len); // UTF-8 takes at least as many bytes as chars
+                    len += text.length();
+                }
+            }
+        }
+        return new String(out, 0, len);
+    }
+
+    private static int hex(char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    }
+
+    private static String decodeSlowly(String s) {
         try {
             return URLDecoder.decode(s, StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {

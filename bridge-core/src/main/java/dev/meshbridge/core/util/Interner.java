@@ -28,6 +28,14 @@ public final class Interner<T> {
         this.mask = n - 1;
     }
 
+    /** An equal instance interned before and still alive, or null; nothing is interned. */
+    public T find(T value) {
+        int h = value.hashCode();
+        WeakReference<T> ref = slots.get((h ^ (h >>> 16)) & mask);
+        T seen = ref == null ? null : ref.get();
+        return seen != null && seen.equals(value) ? seen : null;
+    }
+
     /** An equal instance interned before and still alive, or {@code value} (which is then interned). */
     public T intern(T value) {
         if (value == null) return null;

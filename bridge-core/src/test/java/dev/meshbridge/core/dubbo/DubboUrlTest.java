@@ -3,9 +3,11 @@ package dev.meshbridge.core.dubbo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 class DubboUrlTest {
@@ -29,6 +31,86 @@ class DubboUrlTest {
         assertThat(u.parameters()).containsEntry("methods", "sayHello,sayHelloAsync");
         assertThat(DubboNaming.weight(u.parameters())).isEqualTo(50);
         assertThat(DubboNaming.enabled(u.parameters())).isTrue();
+    }
+
+    /**
+     * {@link DubboUrl#decode} decodes common escapes itself; what it gives, and whether it refuses, must stay what
+     * Dubbo's {@code URL.decode} ({@link URLDecoder}) gives for any text: 20,000 seeded strings of escapes (upper and
+     * lower case, ASCII and UTF-8 runs, bytes that are not UTF-8, odd escapes such as {@code %+1}, {@code %-1} and
+     * {@code %g0}, truncated ones at the end), {@code +}, non-ASCII characters and plain text.
+     */
+    @Test
+    void decode_givesWhatUrlDecoderGives_forAnyText() {
+        String[] pieces = {
+            "a",
+            "Z",
+            "9",
+            ".",
+            "=",
+            "&",
+            ";",
+            "/",
+            ":",
+            "+",
+            "%",
+            "%2",
+            "%3A",
+            "%3a",
+            "%2F%2F",
+            "%26",
+            "%3D",
+            "%25",
+            "%C3%A9",
+            "%c3%a9",
+            "%E4%B8%AD",
+            "%F0%9F%98%80",
+            "%C3",
+            "%A9",
+            "%FF",
+            "%80%80",
+            "%+1",
+            "%-1",
+            "%g0",
+            "%0g",
+            "é",
+            "中",
+            " ",
+            "%20",
+            "%7E",
+            "%00"
+        };
+        SplittableRandom random = new SplittableRandom(22);
+        int refused = 0;
+        for (int round = 0; round < 20_000; round++) {
+            StringBuilder b = new StringBuilder();
+            for (int k = random.nextInt(12); k >= 0; k--) b.append(pieces[random.nextInt(pieces.length)]);
+            String text = b.toString();
+            String expected;
+            try {
+                expected = URLDecoder.decode(text, StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                refused++;
+                assertThatThrownBy(() -> DubboUrl.decode(text))
+                        .as(text)
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("bad URL encoding");
+                continue;
+            }
+            assertThat(DubboUrl.decode(text)).as(text).isEqualTo(expected);
+        }
+        assertThat(refused).as("some texts are refused").isBetween(1_000, 19_000);
+    }
+
+    @Test
+    void parse_separatorsAndEmptyPairs_asDubboReadsThem() {
+        DubboUrl u = DubboUrl.parse("dubbo://h:1/p?&a=1;;b= 2 &c&=x&d=e=f;a=3&");
+        assertThat(u.parameters())
+                .containsExactly(Map.entry("a", "3"), Map.entry("b", " 2"), Map.entry("c", ""), Map.entry("d", "e=f"));
+        assertThat(DubboUrl.parse("dubbo://h:1/p?").parameters()).isEmpty();
+        assertThat(DubboUrl.parse("dubbo://h:1/p?default.version=2&default.group=g&group=own")
+                        .parameters())
+                .containsEntry("version", "2")
+                .containsEntry("group", "own");
     }
 
     @Test

@@ -24,6 +24,17 @@ class InternerTest {
     }
 
     @Test
+    void find_givesTheEqualInstanceSeenBefore_andInternsNothing() {
+        Interner<String> interner = new Interner<>(64);
+        String a = new String("zone-a");
+        assertThat(interner.find(a)).isNull();
+        assertThat(interner.find(new String("zone-a"))).as("find kept nothing").isNull();
+        interner.intern(a);
+        assertThat(interner.find(new String("zone-a"))).isSameAs(a);
+        assertThat(interner.find("zone-b")).isNull();
+    }
+
+    @Test
     void aTableOfOneSlot_staysCorrect_whenValuesCollide() {
         Interner<String> interner = new Interner<>(1);
         List<String> out = new ArrayList<>();
@@ -57,5 +68,22 @@ class InternerTest {
         assertThat(longs).isNotSameAs(ports).isNotEqualTo(ports);
         assertThat(ports.get("http")).isEqualTo(8080);
         assertThat(longs.get("http")).isEqualTo(8080L);
+    }
+
+    /**
+     * A map's strings are shared with every other copy in the JVM (a million endpoints repeat a few label keys and
+     * values): a new map's keys and string values are interned; an equal map seen before is handed out as it is.
+     */
+    @Test
+    void compactMaps_fromFreshStrings_holdInternedOnes() {
+        String key = new String("meshbridge-test-key-" + System.nanoTime());
+        String value = new String("meshbridge-test-value-" + System.nanoTime());
+        CompactSortedMap<String> first = CompactSortedMap.copyOf(Map.of(key, value));
+        String internedKey = key.intern();
+        assertThat(first.firstKey()).isSameAs(internedKey);
+        assertThat(first.get(key)).isSameAs(value.intern());
+        CompactSortedMap<String> again = CompactSortedMap.copyOf(Map.of(new String(key), new String(value)));
+        assertThat(again).isSameAs(first);
+        assertThat(again.firstKey()).isSameAs(internedKey);
     }
 }

@@ -16,6 +16,7 @@ import dev.meshbridge.core.util.Hash64;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,7 +37,11 @@ final class LeafParser {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String DUBBO_REVISION_KEY = "dubbo.metadata.revision";
 
+    /** The most strings {@link #share} keeps before it starts again. */
+    static final int SHARED_MAX = 1 << 16;
+
     private final RegistryStatus status;
+    private final HashMap<String, String> shared = new HashMap<>();
 
     LeafParser(RegistryStatus status) {
         this.status = status;
@@ -66,16 +71,15 @@ final class LeafParser {
         try {
             Labels.Result labels = DubboNaming.labels(params);
             report(path, labels);
-            Endpoint endpoint = DubboNaming.endpoint(
-                            url.host().intern(), portName.intern(), url.port(), params, interned(labels))
+            Endpoint endpoint = DubboNaming.endpoint(url.host(), share(portName), url.port(), params, interned(labels))
                     .build();
             String clamped = DubboNaming.weightOutOfRange(params);
             if (clamped != null) status.adjusted(path, clamped);
             return new Leaf.DubboProvider(
-                    url.version().intern(),
-                    url.group().intern(),
-                    url.application().intern(),
-                    portName.intern(),
+                    share(url.version()),
+                    share(url.group()),
+                    share(url.application()),
+                    share(portName),
                     DubboNaming.protocol(url.protocol()),
                     parseLong(params.get("timestamp")),
                     endpoint,
@@ -90,12 +94,11 @@ final class LeafParser {
     private static final java.util.Set<String> NOT_RULE_PARAMS =
             java.util.Set.of("methods", "pid", "timestamp", "interface", "anyhost", "generic", "bean.name");
 
-    /** The parameters kept for override rules: compact, keys and values interned (they repeat across providers). */
-    private static Map<String, String> ruleParams(Map<String, String> params) {
+    /** The parameters kept for override rules: compact, keys and values shared (they repeat across providers). */
+    private Map<String, String> ruleParams(Map<String, String> params) {
         TreeMap<String, String> kept = new TreeMap<>();
         params.forEach((k, v) -> {
-            if (!NOT_RULE_PARAMS.contains(k) && !k.startsWith(DubboUrl.DEFAULT_PREFIX))
-                kept.put(k.intern(), v.intern());
+            if (!NOT_RULE_PARAMS.contains(k) && !k.startsWith(DubboUrl.DEFAULT_PREFIX)) kept.put(share(k), share(v));
         });
         return dev.meshbridge.core.util.CompactSortedMap.copyOf(kept);
     }
@@ -121,8 +124,8 @@ final class LeafParser {
             boolean dubbo =
                     metadata.containsKey(DubboEndpoints.METADATA_KEY) || metadata.containsKey(DUBBO_REVISION_KEY);
             return dubbo
-                    ? dubboInstance(path, address.intern(), port, enabled, registeredAt, metadata)
-                    : springInstance(path, address.intern(), port, sslPort, enabled, registeredAt, metadata);
+                    ? dubboInstance(path, address, port, enabled, registeredAt, metadata)
+                    : springInstance(path, address, port, sslPort, enabled, registeredAt, metadata);
         } catch (IllegalArgumentException e) {
             return malformed(path, e.getMessage());
         }
@@ -146,8 +149,8 @@ final class LeafParser {
             String name = DubboNaming.portName(p.protocol());
             if (!Dns1123.isLabel(name))
                 return malformed(path, "protocol '" + p.protocol() + "' gives no valid port name");
-            if (protocols.putIfAbsent(name.intern(), DubboNaming.protocol(p.protocol())) == null)
-                b.port(name.intern(), p.port());
+            if (protocols.putIfAbsent(share(name), DubboNaming.protocol(p.protocol())) == null)
+                b.port(share(name), p.port());
         }
         Map<String, String> labelSource = new LinkedHashMap<>();
         meta.forEach((k, v) -> {
@@ -248,11 +251,31 @@ final class LeafParser {
         return out;
     }
 
-    /** The same labels with keys and values interned: the same few keys and values repeat on every endpoint. */
-    private static Labels.Result interned(Labels.Result labels) {
+    /** The same labels with keys and values shared: the same few keys and values repeat on every endpoint. */
+    private Labels.Result interned(Labels.Result labels) {
         TreeMap<String, String> m = new TreeMap<>();
-        labels.labels().forEach((k, v) -> m.put(k.intern(), v.intern()));
+        labels.labels().forEach((k, v) -> m.put(share(k), share(v)));
         return new Labels.Result(m, labels.dropped());
+    }
+
+    /**
+     * An equal string seen before, or {@code s}, which is then kept: the keys and values of parameters and labels,
+     * versions, applications and port names repeat across providers, and a million endpoints each holding its own copies
+     * would cost hundreds of megabytes. The table is this parser's own (the catalog's owner thread is its only user)
+     * rather than {@link String#intern}: about 40 strings per provider, and each {@code intern} is a call into the
+     * VM's string table that cost more than parsing the URL. Bounded: emptied when it holds {@link #SHARED_MAX}
+     * strings, which only means an equal copy may be kept twice.
+     */
+    private String share(String s) {
+        String seen = shared.putIfAbsent(s, s);
+        if (seen != null) return seen;
+        if (shared.size() >= SHARED_MAX) shared.clear();
+        return s;
+    }
+
+    /** How many strings {@link #share} holds now. */
+    int sharedCount() {
+        return shared.size();
     }
 
     private void report(String path, Labels.Result labels) {

@@ -28,6 +28,40 @@ class LeafParserTest {
         });
     }
 
+    /**
+     * Providers repeat their parameters, versions and applications: a million endpoints each holding their own copies
+     * would cost hundreds of megabytes, so the parser hands out one instance per string, from a table that stays
+     * bounded however many distinct strings the registry holds. (An IPv4 address is held as its bits by the endpoint.)
+     */
+    @Test
+    void repeatedStrings_areShared_andTheTableIsBounded() {
+        Leaf.DubboProvider a = provider("dubbo://10.0.0.1:20880/org.demo.A?application=shop&version=1.0.0&env=prod");
+        Leaf.DubboProvider b = provider("dubbo://10.0.0.1:20881/org.demo.B?application=shop&version=1.0.0&env=prod");
+        assertThat(b.application()).isEqualTo("shop").isSameAs(a.application());
+        assertThat(b.version()).isSameAs(a.version());
+        String aKey =
+                a.params().keySet().stream().filter("env"::equals).findFirst().orElseThrow();
+        String bKey =
+                b.params().keySet().stream().filter("env"::equals).findFirst().orElseThrow();
+        assertThat(bKey).isSameAs(aKey);
+        assertThat(b.params().get("env")).isSameAs(a.params().get("env"));
+
+        for (int i = 0; i < LeafParser.SHARED_MAX + 100; i++) {
+            provider("dubbo://10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255) + ":1/org.demo.C?v" + i
+                    + "=x");
+            assertThat(parser.sharedCount()).isLessThan(LeafParser.SHARED_MAX);
+        }
+        // what is parsed after the table started again is still shared
+        Leaf.DubboProvider c = provider("dubbo://10.0.0.2:20880/org.demo.A?application=shop&version=1.0.0");
+        Leaf.DubboProvider d = provider("dubbo://10.0.0.2:20881/org.demo.B?application=shop&version=1.0.0");
+        assertThat(d.application()).isSameAs(c.application());
+        assertThat(d.params().get("version")).isSameAs(c.params().get("version"));
+    }
+
+    private Leaf.DubboProvider provider(String url) {
+        return (Leaf.DubboProvider) parser.provider("/p", URLEncoder.encode(url, StandardCharsets.UTF_8));
+    }
+
     @Test
     void consumerOrForeignCategoryUnderProviders_isSkipped() {
         assertThat(parser.provider(
