@@ -389,16 +389,30 @@ public final class AdsServer implements AutoCloseable {
     }
 
     /**
-     * The most services a snapshot may change (or remove) for {@link #executeSnapshot} to apply it on the calling
-     * thread: a lone change, or a few coalesced, costs a fraction of a millisecond, which a hop to the serving thread
-     * would more than double; a larger snapshot (an ingest's, a route change) goes to the serving thread, so that the
-     * aggregator goes on merging while each server applies.
+     * The default for {@link #callerRunsServices}: the JVM property {@code meshbridge.ads.callerRunsServices}, else 0
+     * (off). Off by default since issue 22's twelfth session: with 8, five of six cold ingests of a million endpoints
+     * through the SPI were served after 14.6 to 20.8 s with the JVM at 1.2 to 1.4 of 2 cores, against 10.0 to 10.5 s at
+     * 1.9 cores with it off (bench/README.md); why the cores sat idle is not known yet.
      */
-    public static final int CALLER_RUNS_SERVICES = Integer.getInteger("meshbridge.ads.callerRunsServices", 8);
+    public static final int CALLER_RUNS_SERVICES = Integer.getInteger("meshbridge.ads.callerRunsServices", 0);
+
+    /**
+     * The most services a snapshot may change (or remove) for {@link #executeSnapshot} to apply it on the calling
+     * thread (0: never): a lone change, or a few coalesced, costs a fraction of a millisecond, which a hop to the
+     * serving thread would more than double; a larger snapshot (an ingest's, a route change) goes to the serving
+     * thread, so that the aggregator goes on merging while each server applies.
+     */
+    private volatile int callerRunsServices = CALLER_RUNS_SERVICES;
+
+    /** Sets {@link #callerRunsServices} (0 turns the path off). */
+    public void callerRunsServices(int services) {
+        if (services < 0) throw new IllegalArgumentException("callerRunsServices < 0: " + services);
+        callerRunsServices = services;
+    }
 
     /**
      * Runs a producer's task for {@code snapshot} (its puts into the engine's store): on the calling thread, at once,
-     * when the snapshot changes at most {@link #CALLER_RUNS_SERVICES} services and not the routes, the aggregator had
+     * when the snapshot changes at most {@link #callerRunsServices} services and not the routes, the aggregator had
      * nothing else due when it published it ({@link MeshSnapshot#publishedAlone()}: not during an ingest or a burst,
      * where the aggregator goes on merging while the servers apply), and the serving thread has nothing queued or
      * running; else queued as {@link #execute} does. Either way it runs under the serving
@@ -411,9 +425,11 @@ public final class AdsServer implements AutoCloseable {
      * 100,000 endpoints, bench/README.md).
      */
     public void executeSnapshot(MeshSnapshot snapshot, Runnable task) {
-        boolean small = snapshot.publishedAlone()
+        int limit = callerRunsServices;
+        boolean small = limit > 0
+                && snapshot.publishedAlone()
                 && !snapshot.routesChanged()
-                && snapshot.changed().size() + snapshot.removed().size() <= CALLER_RUNS_SERVICES;
+                && snapshot.changed().size() + snapshot.removed().size() <= limit;
         // a task that hands a snapshot on (the caller already serving) would otherwise run it in the middle of itself
         if (small && !serving.isHeldByCurrentThread() && idleForCaller() && serving.tryLock()) {
             try {

@@ -41,6 +41,7 @@ class AdsCallerRunsTest {
     @BeforeEach
     void start() throws Exception {
         server = AdsDrainTest.started("callers", meters, THING);
+        server.callerRunsServices(8); // off by default (AdsServer.CALLER_RUNS_SERVICES)
         server.markReady("test");
         server.idle().get(60, TimeUnit.SECONDS);
     }
@@ -165,7 +166,7 @@ class AdsCallerRunsTest {
         client.ack(r, List.of());
         server.idle().get(60, TimeUnit.SECONDS);
 
-        server.executeSnapshot(changing(AdsServer.CALLER_RUNS_SERVICES + 1, false), put("large", ranOn));
+        server.executeSnapshot(changing(9, false), put("large", ranOn));
         server.idle().get(60, TimeUnit.SECONDS);
         assertThat(ranOn.get().getName()).isEqualTo("meshbridge-callers");
         r = client.next();

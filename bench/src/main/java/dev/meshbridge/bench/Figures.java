@@ -11,6 +11,9 @@ import java.util.Map;
 /** Issue 9's eight figures, computed from a run's {@link Results}, each with its verdict and, when missed, a note. */
 final class Figures {
 
+    /** Whether this JVM applies a lone change on the aggregator's thread (an opt-in, ads/README.md). */
+    private static final boolean CALLER_RUNS = dev.meshbridge.ads.AdsServer.CALLER_RUNS_SERVICES > 0;
+
     private final Results r;
     private final ResultsWriter out;
     private final Side b;
@@ -289,9 +292,12 @@ final class Figures {
                     + " one at a time).** Measured on the threads that do the work "
                     + "(ThreadMXBean CPU time and allocated bytes) after " + fmt("%,d", b.warmUpChanges) + " warm-up "
                     + "changes, " + b.changeCount + " changes each made a quiet period after the one before and"
-                    + " applied before the next: aggregator (merge and publish; then, the servers' threads being idle,"
-                    + " both servers' application of the snapshot: translate the service, diff the xDS index, translate"
-                    + " and version the ServiceEntry) "
+                    + " applied before the next: aggregator ("
+                    + (CALLER_RUNS
+                            ? "merge and publish; then, the servers' threads being idle, both servers' application of"
+                                    + " the snapshot: translate the service, diff the xDS index, translate and version"
+                                    + " the ServiceEntry) "
+                            : "merge and publish) ")
                     + cost(b.perChange("aggregator")) + ", xDS thread " + cost(b.perChange("xds")) + ", MCP thread "
                     + cost(b.perChange("mcp")) + ". The same changes ten to a snapshot cost "
                     + cost(b.perChangeInBursts(bridgeGroups)) + " each (aggregator "
@@ -312,8 +318,9 @@ final class Figures {
                 " Back to back (each change published at once with `flushNow` and applied before the next, no pause,"
                         + " as `ChangeCostMain` and the growth sweep measure it) the same changes cost %s each (aggregator"
                         + " %s, xDS %s, MCP %s): %.1fx less. The same code runs in both; what differs is the pause. A"
-                        + " change that arrives alone wakes the aggregator (which publishes it at once and applies it for"
-                        + " both servers) after about 10 ms in which other work ran on the cores, so it runs on cold"
+                        + " change that arrives alone wakes the aggregator (which publishes it at once"
+                        + (CALLER_RUNS ? " and applies it for both servers" : ", then each server's thread applies it")
+                        + ") after about 10 ms in which other work ran on the cores, so it runs on cold"
                         + " caches. The baseline sharing this JVM is not the cause:"
                         + " `ChangeCostMain -Dprocedures=timer,flush` shows the same gap with the bridge alone, at 10,000"
                         + " to 1,000,000 endpoints alike (bench/README.md, \"The single-change cost alone\").",
@@ -337,18 +344,28 @@ final class Figures {
                                 + " not extra bookkeeping.",
                         100 * translate)
                 : "";
-        String fix = " What would cut it: less work per change on the one thread that now runs it (since issue 22's"
-                + " eleventh session the aggregator applies a lone change for both servers itself, one wake-up instead"
-                + " of three): the translations of the changed service (JMH, one service of " + r.load.instances()
+        String fix = " What would cut it: "
+                + (CALLER_RUNS
+                        ? "less work per change on the one thread that now runs it (the aggregator applies a lone"
+                                + " change for both servers itself, `meshbridge.ads.callerRunsServices`, one wake-up"
+                                + " instead of three): "
+                        : "fewer thread wake-ups per change (three: the aggregator, then each server's thread; the"
+                                + " opt-in `meshbridge.ads.callerRunsServices` makes it one, ads/README.md) and less work"
+                                + " per change: ")
+                + "the translations of the changed service (JMH, one service of " + r.load.instances()
                 + " endpoints, one endpoint changed: xDS " + jmh("TranslatorBenchmark.envoyEndpointChange") + ").";
         if (factor >= 2) {
             return fmt(
                             ": %.1fx less per change. The same work costs several times more when each change arrives alone:"
-                                    + " the aggregator wakes up for it (for the event, which it publishes at once and, the"
-                                    + " servers' threads being idle, applies for both) and runs it on cold caches on a"
+                                    + " the aggregator wakes up for it (for the event, which it publishes at once"
+                                    + (CALLER_RUNS
+                                            ? " and, the servers' threads being idle, applies for both)"
+                                            : "; then each server's thread wakes up to apply it)")
+                                    + " and runs it on cold caches on a"
                                     + " machine where other processes run in between"
                                     + " (load average %s).",
-                            factor, r.machine.loadAverage())
+                            factor,
+                            r.machine.loadAverage())
                     + where
                     + fix
                     + fmt(
