@@ -392,7 +392,9 @@ public final class AdsServer implements AutoCloseable {
      * The default for {@link #callerRunsServices}: the JVM property {@code meshbridge.ads.callerRunsServices}, else 0
      * (off). Off by default since issue 22's twelfth session: with 8, five of six cold ingests of a million endpoints
      * through the SPI were served after 14.6 to 20.8 s with the JVM at 1.2 to 1.4 of 2 cores, against 10.0 to 10.5 s at
-     * 1.9 cores with it off (bench/README.md; one ingest with it off stalled too); why a core sat idle is not known yet.
+     * 1.9 cores with it off (bench/README.md; one ingest with it off stalled too). The idle core is the xDS server's
+     * sidecar throttle ({@code XdsCore.sidecarDelayNanos}) waiting after the ingest's last snapshot, which this path
+     * makes more likely; to be decided again once that wait is fixed.
      */
     public static final int CALLER_RUNS_SERVICES = Integer.getInteger("meshbridge.ads.callerRunsServices", 0);
 
