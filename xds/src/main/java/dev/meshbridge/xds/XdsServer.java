@@ -137,19 +137,30 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
         });
     }
 
-    /** Whether a making of the sidecar's resources that was put off is scheduled (serving tasks only, under the serving lock). */
-    private boolean sidecarScheduled;
+    /**
+     * The ticket of the making of the sidecar's resources that is scheduled, and when it runs ({@link System#nanoTime()};
+     * {@link Long#MAX_VALUE}: none). Serving tasks only, under the serving lock.
+     */
+    private long sidecarTicket;
+
+    private long sidecarDueNanos = Long.MAX_VALUE;
 
     /**
-     * Makes the sidecar's resources that the last snapshot put off once their spacing has passed, unless a later
-     * snapshot comes first (it decides again); the served sequence follows once they are served.
+     * Makes the sidecar's resources that the last snapshot put off once their spacing has passed ({@link
+     * XdsCore#sidecarDelayNanos}: at once when a burst just ended), unless a later snapshot comes first (it decides
+     * again); the served sequence follows once they are served. A making due sooner than the one scheduled replaces
+     * it: the end of an ingest does not wait for a spacing scheduled during it.
      */
     private void scheduleSidecar(long eventNanos) {
-        if (sidecarScheduled) return;
-        sidecarScheduled = true;
+        long delay = Math.max(0, core.sidecarDelayNanos());
+        long due = System.nanoTime() + delay;
+        if (sidecarDueNanos != Long.MAX_VALUE && due - sidecarDueNanos >= 0) return;
+        long ticket = ++sidecarTicket;
+        sidecarDueNanos = due;
         ads.schedule(
                 () -> {
-                    sidecarScheduled = false;
+                    if (ticket != sidecarTicket) return; // replaced by a sooner one
+                    sidecarDueNanos = Long.MAX_VALUE;
                     if (!core.sidecarPending() || handedSequence.get() > core.lastSequence()) return;
                     if (core.sidecarDelayNanos() > 0) {
                         scheduleSidecar(eventNanos);
@@ -158,7 +169,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                     ads.engine().applyChange(eventNanos, core::flushSidecar);
                     servedSequence = core.lastSequence();
                 },
-                java.time.Duration.ofNanos(Math.max(0, core.sidecarDelayNanos())));
+                java.time.Duration.ofNanos(delay));
     }
 
     /** The sequence of the last snapshot handed to this server (applied or waiting on the serving thread). */

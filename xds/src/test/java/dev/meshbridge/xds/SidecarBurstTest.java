@@ -167,4 +167,95 @@ class SidecarBurstTest {
             assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
         }
     }
+
+    /** The snapshot as the aggregator would have published it with ({@code alone}) or without nothing else due. */
+    private static MeshSnapshot published(MeshSnapshot s, boolean alone) {
+        return new MeshSnapshot(
+                s.sequence(),
+                s.versionSum(),
+                s.servicesMap(),
+                s.changed(),
+                s.removed(),
+                s.endpointCount(),
+                s.routes(),
+                s.routesChanged(),
+                s.firstEventNanos(),
+                alone);
+    }
+
+    /**
+     * The last snapshot of a burst of additions (published alone, none waiting behind it, after snapshots published
+     * while more was due) is made at once, not after the spacing: the serving thread would otherwise idle while the
+     * burst's services lack their sidecar routes (issue 22: about 10 s after an ingest of 100,000 services). One such
+     * early making per spacing: a second burst ending right after waits the spacing out, and so does a trickle of lone
+     * additions.
+     */
+    @Test
+    void theEndOfABurstIsDueAtOnce_oncePerSpacing_whileATrickleWaits() {
+        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
+        try (TestCatalog catalog = new TestCatalog()) {
+            catalog.aggregator().subscribe(snapshots::add).join();
+            catalog.snapshot();
+            for (int i = 0; i < 5; i++) {
+                catalog.aggregator()
+                        .accept(Upserts.springCloud(
+                                "svc" + i,
+                                List.of(Upserts.springInstance("10.0.0." + (i + 1), 8080)
+                                        .build())));
+                catalog.snapshot();
+            }
+            assertThat(snapshots).hasSize(6);
+
+            // time moves only while the core makes the sidecar's resources, a millisecond per reading: a making
+            // costs 1 ms and the spacing runs 4 ms past it, while applying snapshots takes no time
+            long[] now = {0};
+            boolean[] moving = {true};
+            XdsCore spaced = core(() -> moving[0] ? now[0] += 1_000_000 : now[0]);
+            Runnable flush = () -> {
+                moving[0] = true;
+                spaced.flushSidecar();
+                moving[0] = false;
+            };
+            XdsCore eager = core();
+            for (MeshSnapshot s : snapshots) eager.applySnapshot(s);
+            spaced.applySnapshot(snapshots.get(0));
+            moving[0] = false;
+
+            // a burst: svc0 published while more was due, svc1 published alone, ending it
+            spaced.applySnapshot(published(snapshots.get(1), false));
+            assertThat(spaced.sidecarPending()).isTrue();
+            assertThat(spaced.sidecarDelayNanos()).as("mid-burst: spaced").isPositive();
+            spaced.applySnapshot(published(snapshots.get(2), true));
+            assertThat(spaced.sidecarPending()).as("never made inline").isTrue();
+            assertThat(spaced.sidecarDelayNanos())
+                    .as("the burst ended: due at once")
+                    .isZero();
+            flush.run();
+            assertThat(spaced.sidecarEarlyMakings()).isEqualTo(1);
+            assertThat(spaced.sidecarPending()).isFalse();
+
+            // a second burst ending right after the early making waits the spacing out
+            spaced.applySnapshot(published(snapshots.get(3), false));
+            spaced.applySnapshot(published(snapshots.get(4), true));
+            assertThat(spaced.sidecarPending()).isTrue();
+            assertThat(spaced.sidecarDelayNanos())
+                    .as("one early making per spacing")
+                    .isPositive();
+            now[0] += 10_000_000;
+            assertThat(spaced.sidecarDelayNanos()).isNegative();
+            flush.run();
+            assertThat(spaced.sidecarEarlyMakings())
+                    .as("made once its spacing passed")
+                    .isEqualTo(1);
+
+            // a lone addition, no burst before it: spaced
+            spaced.applySnapshot(published(snapshots.get(5), true));
+            assertThat(spaced.sidecarPending()).isTrue();
+            assertThat(spaced.sidecarDelayNanos()).as("a trickle is spaced").isPositive();
+            now[0] += 10_000_000;
+            flush.run();
+            assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
+            assertThat(spaced.sidecarEarlyMakings()).isEqualTo(1);
+        }
+    }
 }
