@@ -4,6 +4,7 @@ import dev.meshbridge.ads.AdsOptions;
 import dev.meshbridge.ads.AdsServer;
 import dev.meshbridge.core.admin.DebugSource;
 import dev.meshbridge.core.aggregate.SnapshotListener;
+import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.MeshSnapshot;
 import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
@@ -125,8 +126,10 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
 
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
+        Map<String, MeshService> before = handedServices;
+        handedServices = snapshot.servicesMap();
         handedSequence.accumulateAndGet(snapshot.sequence(), Math::max);
-        ads.executeSnapshot(snapshot, () -> {
+        Runnable task = () -> {
             boolean later = handedSequence.get() > snapshot.sequence();
             ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot, later));
             if (!core.sidecarPending()) {
@@ -134,7 +137,32 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
             } else if (!later) {
                 scheduleSidecar(snapshot.firstEventNanos());
             }
-        });
+        };
+        // making the sidecar's resources again takes time in proportion to the catalog (seconds at 100,000
+        // services): never on the aggregator's thread, which would hold up the next events and the other server
+        if (options.sidecar().enabled() && mayChangeSidecar(snapshot, before)) ads.execute(task);
+        else ads.executeSnapshot(snapshot, task);
+    }
+
+    /** The services of the last snapshot handed over (set by the aggregator's thread, which hands them one at a time). */
+    private volatile Map<String, MeshService> handedServices;
+
+    /**
+     * Whether a snapshot may change what the sidecar's outbound routes are made from (see {@link
+     * EnvoySidecarTranslator#entry}): a service came or went, or changed its ports, labels or sources. An endpoint
+     * change, the usual lone change, does not.
+     */
+    static boolean mayChangeSidecar(MeshSnapshot snapshot, Map<String, MeshService> before) {
+        if (before == null || !snapshot.removed().isEmpty()) return true;
+        for (String host : snapshot.changed()) {
+            MeshService was = before.get(host);
+            MeshService now = snapshot.service(host);
+            if (was == null || now == null) return true;
+            if (!was.ports().equals(now.ports())
+                    || !was.labels().equals(now.labels())
+                    || !was.sources().equals(now.sources())) return true;
+        }
+        return false;
     }
 
     /**

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.core.model.MeshSnapshot;
+import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.testing.TestCatalog;
@@ -256,6 +258,69 @@ class SidecarBurstTest {
             flush.run();
             assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
             assertThat(spaced.sidecarEarlyMakings()).isEqualTo(1);
+        }
+    }
+
+    /**
+     * Only a snapshot that cannot change the sidecar's routes may be applied on the aggregator's thread (with {@code
+     * meshbridge.ads.callerRunsServices} on): an endpoint change, the usual lone change, may; a new or removed service,
+     * or one whose ports changed, goes to the serving thread, since making the routes again takes seconds at 100,000
+     * services.
+     */
+    @Test
+    void onlySnapshotsThatCannotChangeTheSidecarRoutesMayRunOnTheAggregatorsThread() {
+        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
+        ServiceUpsert orders = Upserts.springCloud(
+                "orders", List.of(Upserts.springInstance("10.0.0.1", 8080).build()));
+        try (TestCatalog catalog = new TestCatalog()) {
+            catalog.aggregator().subscribe(snapshots::add).join();
+            catalog.snapshot();
+            catalog.aggregator().accept(orders);
+            catalog.snapshot();
+            // an endpoint moves: same service, same ports
+            catalog.aggregator()
+                    .accept(Upserts.springCloud(
+                            "orders",
+                            List.of(Upserts.springInstance("10.0.0.2", 8080).build())));
+            catalog.snapshot();
+            // the service gains a port
+            catalog.aggregator()
+                    .accept(new ServiceUpsert(
+                            orders.key(),
+                            orders.host(),
+                            List.of(
+                                    new ServicePort("http", 80, Protocol.HTTP),
+                                    new ServicePort("grpc", 9090, Protocol.GRPC)),
+                            List.of(Upserts.springInstance("10.0.0.2", 8080).build())));
+            catalog.snapshot();
+            catalog.aggregator().accept(new ServiceRemoval(orders.key()));
+            catalog.snapshot();
+            assertThat(snapshots).hasSize(5);
+            assertThat(snapshots
+                            .get(3)
+                            .service(snapshots.get(3).changed().iterator().next())
+                            .ports())
+                    .hasSize(2);
+
+            assertThat(XdsServer.mayChangeSidecar(snapshots.get(0), null))
+                    .as("nothing handed before")
+                    .isTrue();
+            assertThat(XdsServer.mayChangeSidecar(
+                            snapshots.get(1), snapshots.get(0).servicesMap()))
+                    .as("a new service")
+                    .isTrue();
+            assertThat(XdsServer.mayChangeSidecar(
+                            snapshots.get(2), snapshots.get(1).servicesMap()))
+                    .as("an endpoint change")
+                    .isFalse();
+            assertThat(XdsServer.mayChangeSidecar(
+                            snapshots.get(3), snapshots.get(2).servicesMap()))
+                    .as("a new port")
+                    .isTrue();
+            assertThat(XdsServer.mayChangeSidecar(
+                            snapshots.get(4), snapshots.get(3).servicesMap()))
+                    .as("a removal")
+                    .isTrue();
         }
     }
 }
