@@ -60,8 +60,10 @@ final class XdsCore {
 
     private long sidecarEndNanos;
     /**
-     * A snapshot put off since the last making was part of a burst: another was waiting behind it on this thread, or
-     * the aggregator had more due when it published it ({@link MeshSnapshot#publishedAlone()} false).
+     * A snapshot applied since the last making, or the one that caused it, was part of a burst: another was waiting
+     * behind it on this thread, or the aggregator had more due when it published it ({@link
+     * MeshSnapshot#publishedAlone()} false). An ingest of 100,000 services comes as a few snapshots of tens of thousands
+     * each, the last published alone.
      */
     private boolean sidecarBurst;
     /**
@@ -378,15 +380,20 @@ final class XdsCore {
                 if (old != null) onlyAdded = false;
             }
         }
-        if (!changed) return;
+        // a burst: another snapshot waits behind this one, or the aggregator had more due when it published it
+        boolean partOfBurst = later || !next.publishedAlone();
+        if (!changed) {
+            sidecarBurst |= partOfBurst;
+            return;
+        }
         if (onlyAdded && sidecarTranslated && (later || spacingLeftNanos() > 0)) {
             sidecarPending = true;
-            boolean partOfBurst = later || !next.publishedAlone();
             sidecarBurstEnded = !partOfBurst && sidecarBurst;
             sidecarBurst |= partOfBurst;
             return;
         }
         translateSidecar();
+        sidecarBurst = partOfBurst;
     }
 
     /** How long until {@link #SIDECAR_SPACING} times the last making's cost has passed since it ended. */

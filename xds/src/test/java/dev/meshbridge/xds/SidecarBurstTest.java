@@ -198,7 +198,7 @@ class SidecarBurstTest {
         try (TestCatalog catalog = new TestCatalog()) {
             catalog.aggregator().subscribe(snapshots::add).join();
             catalog.snapshot();
-            for (int i = 0; i < 5; i++) {
+            for (int i = 0; i < 7; i++) {
                 catalog.aggregator()
                         .accept(Upserts.springCloud(
                                 "svc" + i,
@@ -206,7 +206,7 @@ class SidecarBurstTest {
                                         .build())));
                 catalog.snapshot();
             }
-            assertThat(snapshots).hasSize(6);
+            assertThat(snapshots).hasSize(8);
 
             // time moves only while the core makes the sidecar's resources, a millisecond per reading: a making
             // costs 1 ms and the spacing runs 4 ms past it, while applying snapshots takes no time
@@ -256,8 +256,24 @@ class SidecarBurstTest {
             assertThat(spaced.sidecarDelayNanos()).as("a trickle is spaced").isPositive();
             now[0] += 10_000_000;
             flush.run();
-            assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
             assertThat(spaced.sidecarEarlyMakings()).isEqualTo(1);
+
+            // an ingest's shape: a large snapshot published while more was due, made at once (its spacing had
+            // passed), then the last one alone: due at once too
+            now[0] += 10_000_000;
+            long made = spaced.sidecarTranslations();
+            moving[0] = true;
+            spaced.applySnapshot(published(snapshots.get(6), false));
+            moving[0] = false;
+            assertThat(spaced.sidecarTranslations()).isEqualTo(made + 1);
+            spaced.applySnapshot(published(snapshots.get(7), true));
+            assertThat(spaced.sidecarPending()).isTrue();
+            assertThat(spaced.sidecarDelayNanos())
+                    .as("the burst ended with this one")
+                    .isZero();
+            flush.run();
+            assertThat(spaced.sidecarEarlyMakings()).isEqualTo(2);
+            assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
         }
     }
 
