@@ -389,14 +389,15 @@ public final class AdsServer implements AutoCloseable {
     }
 
     /**
-     * The default for {@link #callerRunsServices}: the JVM property {@code meshbridge.ads.callerRunsServices}, else 0
-     * (off). Off by default since issue 22's twelfth session: with 8, five of six cold ingests of a million endpoints
-     * through the SPI were served after 14.6 to 20.8 s with the JVM at 1.2 to 1.4 of 2 cores, against 10.0 to 10.5 s at
-     * 1.9 cores with it off (bench/README.md; one ingest with it off stalled too). The idle core is the xDS server's
-     * sidecar throttle ({@code XdsCore.sidecarDelayNanos}) waiting after the ingest's last snapshot, which this path
-     * makes more likely; to be decided again once that wait is fixed.
+     * The default for {@link #callerRunsServices}: the JVM property {@code meshbridge.ads.callerRunsServices}, else 8.
+     * It was off in issue 22's twelfth session: with it on, most cold ingests of a million endpoints through the SPI
+     * left a core idle for seconds. The idle core was the xDS server's sidecar throttle waiting out its spacing after
+     * the ingest's last snapshot ({@code XdsCore.sidecarDelayNanos}), which this path made more likely; since the
+     * thirteenth session the end of a burst is not spaced, and an ingest with it on kept both cores busy (bench/README.md).
+     * A server whose snapshot may take long to apply keeps it off its caller per snapshot (the xDS server queues one
+     * that may change the sidecar's routes).
      */
-    public static final int CALLER_RUNS_SERVICES = Integer.getInteger("meshbridge.ads.callerRunsServices", 0);
+    public static final int CALLER_RUNS_SERVICES = Integer.getInteger("meshbridge.ads.callerRunsServices", 8);
 
     /**
      * The most services a snapshot may change (or remove) for {@link #executeSnapshot} to apply it on the calling

@@ -41,7 +41,7 @@ class AdsCallerRunsTest {
     @BeforeEach
     void start() throws Exception {
         server = AdsDrainTest.started("callers", meters, THING);
-        server.callerRunsServices(8); // off by default (AdsServer.CALLER_RUNS_SERVICES)
+        server.callerRunsServices(8); // whatever -Dmeshbridge.ads.callerRunsServices says
         server.markReady("test");
         server.idle().get(60, TimeUnit.SECONDS);
     }

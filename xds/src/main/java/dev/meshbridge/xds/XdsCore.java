@@ -59,6 +59,22 @@ final class XdsCore {
     private long sidecarCostNanos;
 
     private long sidecarEndNanos;
+    /**
+     * A snapshot applied since the last making, or the one that caused it, was part of a burst: another was waiting
+     * behind it on this thread, or the aggregator had more due when it published it ({@link
+     * MeshSnapshot#publishedAlone()} false). An ingest of 100,000 services comes as a few snapshots of tens of thousands
+     * each, the last published alone.
+     */
+    private boolean sidecarBurst;
+    /**
+     * The snapshot put off last ended that burst (published alone, none waiting behind it): its making is due at once
+     * rather than after the spacing, see {@link #sidecarDelayNanos}.
+     */
+    private boolean sidecarBurstEnded;
+    /** The last making was made at a burst's end before its spacing had passed (the next one waits it out). */
+    private boolean sidecarEarly;
+
+    private long sidecarEarlyMakings;
     /** The clock of that spacing ({@link System#nanoTime()}; tests step it). */
     private java.util.function.LongSupplier nanoClock = System::nanoTime;
 
@@ -364,12 +380,25 @@ final class XdsCore {
                 if (old != null) onlyAdded = false;
             }
         }
-        if (!changed) return;
-        if (onlyAdded && sidecarTranslated && (later || sidecarDelayNanos() > 0)) {
+        // a burst: another snapshot waits behind this one, or the aggregator had more due when it published it
+        boolean partOfBurst = later || !next.publishedAlone();
+        if (!changed) {
+            sidecarBurst |= partOfBurst;
+            return;
+        }
+        if (onlyAdded && sidecarTranslated && (later || spacingLeftNanos() > 0)) {
             sidecarPending = true;
+            sidecarBurstEnded = !partOfBurst && sidecarBurst;
+            sidecarBurst |= partOfBurst;
             return;
         }
         translateSidecar();
+        sidecarBurst = partOfBurst;
+    }
+
+    /** How long until {@link #SIDECAR_SPACING} times the last making's cost has passed since it ended. */
+    private long spacingLeftNanos() {
+        return sidecarEndNanos + SIDECAR_SPACING * sidecarCostNanos - nanoClock.getAsLong();
     }
 
     /**
@@ -378,9 +407,19 @@ final class XdsCore {
      * serving thread keeps up with the snapshots, at most a fifth of it goes to making them again from every service (one
      * per snapshot was most of its time at 100,000 services). A new service waits that long for its sidecar route;
      * its cluster and endpoints are served at once. 0 or less: now.
+     *
+     * <p>Except at the end of a burst: when the snapshot put off last was published alone with none waiting behind it,
+     * after snapshots that were not (the last of a registry's first sync), nothing is left to batch, and waiting would
+     * only leave the thread idle while the burst's new services lack their routes (about 10 s after an ingest of
+     * 100,000 services, issue 22): the making is due at once. It is made by the serving thread's own task ({@link
+     * XdsServer}), never inline, so that a snapshot applied on the aggregator's thread does not carry it. One such early
+     * making at most per spacing: the next waits the spacing out, so a registry that flaps in bursts takes at most
+     * twice the throttle's share of the thread. A trickle of lone additions (each published alone) is spaced as
+     * before.
      */
     long sidecarDelayNanos() {
-        return sidecarEndNanos + SIDECAR_SPACING * sidecarCostNanos - nanoClock.getAsLong();
+        long left = spacingLeftNanos();
+        return left > 0 && sidecarBurstEnded && !sidecarEarly ? 0 : left;
     }
 
     /** Replaces the clock that spaces the sidecar's translations (tests). */
@@ -397,14 +436,22 @@ final class XdsCore {
     /** Makes the sidecar's resources that were put off, from the last snapshot applied; nothing when none were. */
     void flushSidecar() {
         if (!sidecarPending || sidecarTranslator == null) return;
+        boolean early = spacingLeftNanos() > 0;
         index.takeChanges();
         translateSidecar();
+        if (early) {
+            sidecarEarly = true;
+            sidecarEarlyMakings++;
+        }
         index.engine().publishCounts();
         index.takeChanges();
     }
 
     private void translateSidecar() {
         long start = nanoClock.getAsLong();
+        sidecarEarly = false;
+        sidecarBurst = false;
+        sidecarBurstEnded = false;
         try {
             serveSidecar();
         } finally {
@@ -436,6 +483,11 @@ final class XdsCore {
     /** How often the sidecar's resources were made again (for tests and benchmarks). */
     long sidecarTranslations() {
         return sidecarTranslations;
+    }
+
+    /** How many of those were made before their spacing had passed, at a burst's end (tests). */
+    long sidecarEarlyMakings() {
+        return sidecarEarlyMakings;
     }
 
     // ------------------------------------------------------------------ debug

@@ -4,6 +4,7 @@ import dev.meshbridge.ads.AdsOptions;
 import dev.meshbridge.ads.AdsServer;
 import dev.meshbridge.core.admin.DebugSource;
 import dev.meshbridge.core.aggregate.SnapshotListener;
+import dev.meshbridge.core.model.MeshService;
 import dev.meshbridge.core.model.MeshSnapshot;
 import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
@@ -125,8 +126,10 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
 
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
+        Map<String, MeshService> before = handedServices;
+        handedServices = snapshot.servicesMap();
         handedSequence.accumulateAndGet(snapshot.sequence(), Math::max);
-        ads.executeSnapshot(snapshot, () -> {
+        Runnable task = () -> {
             boolean later = handedSequence.get() > snapshot.sequence();
             ads.engine().applyChange(snapshot.firstEventNanos(), () -> core.applySnapshot(snapshot, later));
             if (!core.sidecarPending()) {
@@ -134,22 +137,58 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
             } else if (!later) {
                 scheduleSidecar(snapshot.firstEventNanos());
             }
-        });
+        };
+        // making the sidecar's resources again takes time in proportion to the catalog (seconds at 100,000
+        // services): never on the aggregator's thread, which would hold up the next events and the other server
+        if (options.sidecar().enabled() && mayChangeSidecar(snapshot, before)) ads.execute(task);
+        else ads.executeSnapshot(snapshot, task);
     }
 
-    /** Whether a making of the sidecar's resources that was put off is scheduled (serving tasks only, under the serving lock). */
-    private boolean sidecarScheduled;
+    /** The services of the last snapshot handed over (set by the aggregator's thread, which hands them one at a time). */
+    private volatile Map<String, MeshService> handedServices;
 
     /**
-     * Makes the sidecar's resources that the last snapshot put off once their spacing has passed, unless a later
-     * snapshot comes first (it decides again); the served sequence follows once they are served.
+     * Whether a snapshot may change what the sidecar's outbound routes are made from (see {@link
+     * EnvoySidecarTranslator#entry}): a service came or went, or changed its ports, labels or sources. An endpoint
+     * change, the usual lone change, does not.
+     */
+    static boolean mayChangeSidecar(MeshSnapshot snapshot, Map<String, MeshService> before) {
+        if (before == null || !snapshot.removed().isEmpty()) return true;
+        for (String host : snapshot.changed()) {
+            MeshService was = before.get(host);
+            MeshService now = snapshot.service(host);
+            if (was == null || now == null) return true;
+            if (!was.ports().equals(now.ports())
+                    || !was.labels().equals(now.labels())
+                    || !was.sources().equals(now.sources())) return true;
+        }
+        return false;
+    }
+
+    /**
+     * The ticket of the making of the sidecar's resources that is scheduled, and when it runs ({@link System#nanoTime()};
+     * {@link Long#MAX_VALUE}: none). Serving tasks only, under the serving lock.
+     */
+    private long sidecarTicket;
+
+    private long sidecarDueNanos = Long.MAX_VALUE;
+
+    /**
+     * Makes the sidecar's resources that the last snapshot put off once their spacing has passed ({@link
+     * XdsCore#sidecarDelayNanos}: at once when a burst just ended), unless a later snapshot comes first (it decides
+     * again); the served sequence follows once they are served. A making due sooner than the one scheduled replaces
+     * it: the end of an ingest does not wait for a spacing scheduled during it.
      */
     private void scheduleSidecar(long eventNanos) {
-        if (sidecarScheduled) return;
-        sidecarScheduled = true;
+        long delay = Math.max(0, core.sidecarDelayNanos());
+        long due = System.nanoTime() + delay;
+        if (sidecarDueNanos != Long.MAX_VALUE && due - sidecarDueNanos >= 0) return;
+        long ticket = ++sidecarTicket;
+        sidecarDueNanos = due;
         ads.schedule(
                 () -> {
-                    sidecarScheduled = false;
+                    if (ticket != sidecarTicket) return; // replaced by a sooner one
+                    sidecarDueNanos = Long.MAX_VALUE;
                     if (!core.sidecarPending() || handedSequence.get() > core.lastSequence()) return;
                     if (core.sidecarDelayNanos() > 0) {
                         scheduleSidecar(eventNanos);
@@ -158,7 +197,7 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                     ads.engine().applyChange(eventNanos, core::flushSidecar);
                     servedSequence = core.lastSequence();
                 },
-                java.time.Duration.ofNanos(Math.max(0, core.sidecarDelayNanos())));
+                java.time.Duration.ofNanos(delay));
     }
 
     /** The sequence of the last snapshot handed to this server (applied or waiting on the serving thread). */

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meshbridge.ads.AdsEngine;
 import dev.meshbridge.core.model.MeshSnapshot;
+import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.testing.TestCatalog;
@@ -165,6 +167,176 @@ class SidecarBurstTest {
             eager.applySnapshot(snapshots.get(3));
             assertThat(spaced.sidecarPending()).isFalse();
             assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
+        }
+    }
+
+    /** The snapshot as the aggregator would have published it with ({@code alone}) or without nothing else due. */
+    private static MeshSnapshot published(MeshSnapshot s, boolean alone) {
+        return new MeshSnapshot(
+                s.sequence(),
+                s.versionSum(),
+                s.servicesMap(),
+                s.changed(),
+                s.removed(),
+                s.endpointCount(),
+                s.routes(),
+                s.routesChanged(),
+                s.firstEventNanos(),
+                alone);
+    }
+
+    /**
+     * The last snapshot of a burst of additions (published alone, none waiting behind it, after snapshots published
+     * while more was due) is made at once, not after the spacing: the serving thread would otherwise idle while the
+     * burst's services lack their sidecar routes (issue 22: about 10 s after an ingest of 100,000 services). One such
+     * early making per spacing: a second burst ending right after waits the spacing out, and so does a trickle of lone
+     * additions.
+     */
+    @Test
+    void theEndOfABurstIsDueAtOnce_oncePerSpacing_whileATrickleWaits() {
+        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
+        try (TestCatalog catalog = new TestCatalog()) {
+            catalog.aggregator().subscribe(snapshots::add).join();
+            catalog.snapshot();
+            for (int i = 0; i < 7; i++) {
+                catalog.aggregator()
+                        .accept(Upserts.springCloud(
+                                "svc" + i,
+                                List.of(Upserts.springInstance("10.0.0." + (i + 1), 8080)
+                                        .build())));
+                catalog.snapshot();
+            }
+            assertThat(snapshots).hasSize(8);
+
+            // time moves only while the core makes the sidecar's resources, a millisecond per reading: a making
+            // costs 1 ms and the spacing runs 4 ms past it, while applying snapshots takes no time
+            long[] now = {0};
+            boolean[] moving = {true};
+            XdsCore spaced = core(() -> moving[0] ? now[0] += 1_000_000 : now[0]);
+            Runnable flush = () -> {
+                moving[0] = true;
+                spaced.flushSidecar();
+                moving[0] = false;
+            };
+            XdsCore eager = core();
+            for (MeshSnapshot s : snapshots) eager.applySnapshot(s);
+            spaced.applySnapshot(snapshots.get(0));
+            moving[0] = false;
+
+            // a burst: svc0 published while more was due, svc1 published alone, ending it
+            spaced.applySnapshot(published(snapshots.get(1), false));
+            assertThat(spaced.sidecarPending()).isTrue();
+            assertThat(spaced.sidecarDelayNanos()).as("mid-burst: spaced").isPositive();
+            spaced.applySnapshot(published(snapshots.get(2), true));
+            assertThat(spaced.sidecarPending()).as("never made inline").isTrue();
+            assertThat(spaced.sidecarDelayNanos())
+                    .as("the burst ended: due at once")
+                    .isZero();
+            flush.run();
+            assertThat(spaced.sidecarEarlyMakings()).isEqualTo(1);
+            assertThat(spaced.sidecarPending()).isFalse();
+
+            // a second burst ending right after the early making waits the spacing out
+            spaced.applySnapshot(published(snapshots.get(3), false));
+            spaced.applySnapshot(published(snapshots.get(4), true));
+            assertThat(spaced.sidecarPending()).isTrue();
+            assertThat(spaced.sidecarDelayNanos())
+                    .as("one early making per spacing")
+                    .isPositive();
+            now[0] += 10_000_000;
+            assertThat(spaced.sidecarDelayNanos()).isNegative();
+            flush.run();
+            assertThat(spaced.sidecarEarlyMakings())
+                    .as("made once its spacing passed")
+                    .isEqualTo(1);
+
+            // a lone addition, no burst before it: spaced
+            spaced.applySnapshot(published(snapshots.get(5), true));
+            assertThat(spaced.sidecarPending()).isTrue();
+            assertThat(spaced.sidecarDelayNanos()).as("a trickle is spaced").isPositive();
+            now[0] += 10_000_000;
+            flush.run();
+            assertThat(spaced.sidecarEarlyMakings()).isEqualTo(1);
+
+            // an ingest's shape: a large snapshot published while more was due, made at once (its spacing had
+            // passed), then the last one alone: due at once too
+            now[0] += 10_000_000;
+            long made = spaced.sidecarTranslations();
+            moving[0] = true;
+            spaced.applySnapshot(published(snapshots.get(6), false));
+            moving[0] = false;
+            assertThat(spaced.sidecarTranslations()).isEqualTo(made + 1);
+            spaced.applySnapshot(published(snapshots.get(7), true));
+            assertThat(spaced.sidecarPending()).isTrue();
+            assertThat(spaced.sidecarDelayNanos())
+                    .as("the burst ended with this one")
+                    .isZero();
+            flush.run();
+            assertThat(spaced.sidecarEarlyMakings()).isEqualTo(2);
+            assertThat(sidecar(spaced)).isEqualTo(sidecar(eager));
+        }
+    }
+
+    /**
+     * Only a snapshot that cannot change the sidecar's routes may be applied on the aggregator's thread (with {@code
+     * meshbridge.ads.callerRunsServices} on): an endpoint change, the usual lone change, may; a new or removed service,
+     * or one whose ports changed, goes to the serving thread, since making the routes again takes seconds at 100,000
+     * services.
+     */
+    @Test
+    void onlySnapshotsThatCannotChangeTheSidecarRoutesMayRunOnTheAggregatorsThread() {
+        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
+        ServiceUpsert orders = Upserts.springCloud(
+                "orders", List.of(Upserts.springInstance("10.0.0.1", 8080).build()));
+        try (TestCatalog catalog = new TestCatalog()) {
+            catalog.aggregator().subscribe(snapshots::add).join();
+            catalog.snapshot();
+            catalog.aggregator().accept(orders);
+            catalog.snapshot();
+            // an endpoint moves: same service, same ports
+            catalog.aggregator()
+                    .accept(Upserts.springCloud(
+                            "orders",
+                            List.of(Upserts.springInstance("10.0.0.2", 8080).build())));
+            catalog.snapshot();
+            // the service gains a port
+            catalog.aggregator()
+                    .accept(new ServiceUpsert(
+                            orders.key(),
+                            orders.host(),
+                            List.of(
+                                    new ServicePort("http", 80, Protocol.HTTP),
+                                    new ServicePort("grpc", 9090, Protocol.GRPC)),
+                            List.of(Upserts.springInstance("10.0.0.2", 8080).build())));
+            catalog.snapshot();
+            catalog.aggregator().accept(new ServiceRemoval(orders.key()));
+            catalog.snapshot();
+            assertThat(snapshots).hasSize(5);
+            assertThat(snapshots
+                            .get(3)
+                            .service(snapshots.get(3).changed().iterator().next())
+                            .ports())
+                    .hasSize(2);
+
+            assertThat(XdsServer.mayChangeSidecar(snapshots.get(0), null))
+                    .as("nothing handed before")
+                    .isTrue();
+            assertThat(XdsServer.mayChangeSidecar(
+                            snapshots.get(1), snapshots.get(0).servicesMap()))
+                    .as("a new service")
+                    .isTrue();
+            assertThat(XdsServer.mayChangeSidecar(
+                            snapshots.get(2), snapshots.get(1).servicesMap()))
+                    .as("an endpoint change")
+                    .isFalse();
+            assertThat(XdsServer.mayChangeSidecar(
+                            snapshots.get(3), snapshots.get(2).servicesMap()))
+                    .as("a new port")
+                    .isTrue();
+            assertThat(XdsServer.mayChangeSidecar(
+                            snapshots.get(4), snapshots.get(3).servicesMap()))
+                    .as("a removal")
+                    .isTrue();
         }
     }
 }
