@@ -32,6 +32,7 @@ import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -244,7 +245,10 @@ final class EnvoySidecarTranslator {
     private RouteConfiguration httpRoutes(
             int listenPort, SortedMap<String, Entry> services, int onlyPort, Notes notes) {
         List<Candidate> candidates = new ArrayList<>();
+        // Envoy compares domains without regard to case, and refuses a route configuration that has one in two
+        // virtual hosts: short names are counted, and exact names gathered, in lower case
         Map<String, Integer> claims = new HashMap<>();
+        Set<String> exactNames = new HashSet<>();
         for (Entry e : services.values()) {
             List<ServicePort> http =
                     e.ports().stream().filter(EnvoySidecarTranslator::routable).toList();
@@ -261,25 +265,38 @@ final class EnvoySidecarTranslator {
                     if (bare) shorts.add(s);
                     shorts.add(s + ":" + p.number());
                 }
-                for (String s : shorts) claims.merge(s, 1, Integer::sum);
+                for (String s : shorts) claims.merge(lower(s), 1, Integer::sum);
+                for (String x : exact) exactNames.add(lower(x));
                 candidates.add(new Candidate(e.host(), p, exact, shorts));
             }
         }
         String name = name(listenPort);
         RouteConfiguration.Builder rc = RouteConfiguration.newBuilder().setName(name);
         Set<String> ambiguous = new java.util.TreeSet<>();
+        Set<String> taken = new HashSet<>();
+        Set<String> caseTwins = new java.util.TreeSet<>();
         for (Candidate c : candidates) {
             VirtualHost.Builder vh = VirtualHost.newBuilder()
                     .setName(XdsNames.virtualHost(c.host(), c.port().number()));
-            vh.addAllDomains(c.exact());
+            for (String x : c.exact()) {
+                // two hosts that differ only by case: the first (in host order) keeps the name
+                if (taken.add(lower(x))) {
+                    vh.addDomains(x);
+                } else {
+                    caseTwins.add(x);
+                }
+            }
             for (String s : c.shortForms()) {
-                // a domain may belong to one virtual host only (Envoy refuses the route configuration otherwise)
-                if (claims.get(s) == 1) {
+                // a domain may belong to one virtual host only (Envoy refuses the route configuration otherwise):
+                // a short name that another service also answers to, or that is another service's own name, is left out
+                String key = lower(s);
+                if (claims.get(key) == 1 && !exactNames.contains(key)) {
                     vh.addDomains(s);
                 } else {
                     ambiguous.add(s);
                 }
             }
+            if (vh.getDomainsCount() == 0) continue; // Envoy requires at least one domain; noted as a case twin
             vh.addRoutes(Route.newBuilder()
                     .setMatch(RouteMatch.newBuilder().setPrefix("/"))
                     .setRoute(RouteAction.newBuilder()
@@ -295,6 +312,14 @@ final class EnvoySidecarTranslator {
                     name + ": " + ambiguous.size() + " short names would reach more than one service and are left out: "
                             + String.join(", ", shown) + (ambiguous.size() > shown.size() ? ", ..." : ""));
         }
+        if (!caseTwins.isEmpty()) {
+            List<String> shown = caseTwins.stream().limit(10).toList();
+            notes.add(
+                    "host-differs-only-by-case",
+                    name + ": " + caseTwins.size() + " names differ only by case from another service's (Envoy"
+                            + " matches them as one) and are left out: " + String.join(", ", shown)
+                            + (caseTwins.size() > shown.size() ? ", ..." : ""));
+        }
         return rc.build();
     }
 
@@ -303,6 +328,10 @@ final class EnvoySidecarTranslator {
      * Consul service: {@code orders} for {@code orders.services.zookeeper}) and the host without its last label (the
      * registry's suffix: {@code orders.services}), when they differ from the host and from each other.
      */
+    private static String lower(String domain) {
+        return domain.toLowerCase(java.util.Locale.ROOT);
+    }
+
     static List<String> shortForms(String host) {
         List<String> out = new ArrayList<>();
         int first = host.indexOf('.');

@@ -279,6 +279,43 @@ class EnvoySidecarTranslatorTest {
         assertThat(EnvoySidecarTranslator.shortForms("orders")).isEmpty();
     }
 
+    /**
+     * A host that is another host's short name ({@code billing} beside {@code billing.services.zk}, as two registries'
+     * host templates may give), and two hosts that differ only by case: Envoy compares domains without regard to case
+     * and refuses a route configuration that has one in two virtual hosts, which would keep every sidecar on its last
+     * routes. The clashing names are left out and noted; every other name still routes, and Envoy's rules pass.
+     */
+    @Test
+    void aShortNameThatIsAnotherHost_andHostsDifferingOnlyByCase_areLeftOut_andTheRoutesStillPass() throws Exception {
+        List<ServicePort> http = List.of(new ServicePort("http", 80, Protocol.HTTP));
+        SortedMap<String, EnvoySidecarTranslator.Entry> clashing = new TreeMap<>();
+        for (String host : List.of("billing", "billing.services.zk", "Pay.zk", "pay.zk")) {
+            clashing.put(host, new EnvoySidecarTranslator.Entry(host, http, List.of()));
+        }
+        SidecarResources r = new EnvoySidecarTranslator(base, SidecarOptions.DEFAULTS).translate(clashing);
+
+        for (XdsResource x : r.resources())
+            assertThat(EnvoySemantics.check(x)).as(x.name()).isEmpty();
+        Map<String, List<String>> expected = new LinkedHashMap<>();
+        expected.put("Pay.zk:80", List.of("Pay.zk:80", "Pay.zk"));
+        expected.put("billing:80", List.of("billing:80", "billing"));
+        expected.put(
+                "billing.services.zk:80",
+                List.of("billing.services.zk:80", "billing.services.zk", "billing.services", "billing.services:80"));
+        assertThat(domains(unpack(r.find(XdsType.ROUTE, "outbound_15001"), RouteConfiguration.class)))
+                .containsExactlyEntriesOf(expected);
+        assertThat(r.notes())
+                .contains(
+                        new SidecarResources.Note(
+                                "ambiguous-short-name",
+                                "outbound_15001: 6 short names would reach more than one service and are left out:"
+                                        + " Pay, Pay:80, billing, billing:80, pay, pay:80"),
+                        new SidecarResources.Note(
+                                "host-differs-only-by-case",
+                                "outbound_15001: 2 names differ only by case from another service's (Envoy matches"
+                                        + " them as one) and are left out: pay.zk, pay.zk:80"));
+    }
+
     private static Map<String, List<String>> domains(RouteConfiguration rc) {
         Map<String, List<String>> out = new LinkedHashMap<>();
         for (VirtualHost vh : rc.getVirtualHostsList()) out.put(vh.getName(), vh.getDomainsList());
