@@ -7,10 +7,12 @@ import dev.meshbridge.core.model.MeshSnapshot;
 import dev.meshbridge.core.model.Protocol;
 import dev.meshbridge.core.model.ServiceKey;
 import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.spi.RegistryEvent;
 import dev.meshbridge.core.spi.ServiceRemoval;
 import dev.meshbridge.core.spi.ServiceUpsert;
 import dev.meshbridge.core.testing.TestCatalog;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -39,6 +41,19 @@ class SidecarBurstTest {
                         new XdsMetrics(new SimpleMeterRegistry()),
                         AdsEngine.detached(XdsType.TYPES, new SimpleMeterRegistry()))
                 .nanoClock(clock);
+    }
+
+    /** What the aggregator publishes for these events: its first snapshot, then one after each event. */
+    private static List<MeshSnapshot> snapshotsAfter(TestCatalog catalog, List<? extends RegistryEvent> events) {
+        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
+        catalog.aggregator().subscribe(snapshots::add).join();
+        catalog.snapshot();
+        for (RegistryEvent e : events) {
+            catalog.aggregator().accept(e);
+            catalog.snapshot();
+        }
+        assertThat(snapshots).hasSize(events.size() + 1);
+        return snapshots;
     }
 
     /** Every sidecar resource served (type and name) with its content version. */
@@ -115,21 +130,13 @@ class SidecarBurstTest {
      */
     @Test
     void additionsRightAfterATranslationWaitForTheSpacing_removalsDoNot() {
-        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
         ServiceUpsert orders = Upserts.springCloud(
                 "orders", List.of(Upserts.springInstance("10.0.0.1", 8080).build()));
         ServiceUpsert billing = Upserts.springCloud(
                 "billing", List.of(Upserts.springInstance("10.0.3.1", 8080).build()));
         try (TestCatalog catalog = new TestCatalog()) {
-            catalog.aggregator().subscribe(snapshots::add).join();
-            catalog.snapshot();
-            catalog.aggregator().accept(orders);
-            catalog.snapshot();
-            catalog.aggregator().accept(billing);
-            catalog.snapshot();
-            catalog.aggregator().accept(new ServiceRemoval(orders.key()));
-            catalog.snapshot();
-            assertThat(snapshots).hasSize(4);
+            List<MeshSnapshot> snapshots =
+                    snapshotsAfter(catalog, List.of(orders, billing, new ServiceRemoval(orders.key())));
 
             // every reading of this clock is a millisecond later: a translation costs 1 ms, so the next one that only
             // adds waits until 4 ms after it ended
@@ -194,19 +201,14 @@ class SidecarBurstTest {
      */
     @Test
     void theEndOfABurstIsDueAtOnce_oncePerSpacing_whileATrickleWaits() {
-        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
+        List<RegistryEvent> added = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            added.add(Upserts.springCloud(
+                    "svc" + i,
+                    List.of(Upserts.springInstance("10.0.0." + (i + 1), 8080).build())));
+        }
         try (TestCatalog catalog = new TestCatalog()) {
-            catalog.aggregator().subscribe(snapshots::add).join();
-            catalog.snapshot();
-            for (int i = 0; i < 7; i++) {
-                catalog.aggregator()
-                        .accept(Upserts.springCloud(
-                                "svc" + i,
-                                List.of(Upserts.springInstance("10.0.0." + (i + 1), 8080)
-                                        .build())));
-                catalog.snapshot();
-            }
-            assertThat(snapshots).hasSize(8);
+            List<MeshSnapshot> snapshots = snapshotsAfter(catalog, added);
 
             // time moves only while the core makes the sidecar's resources, a millisecond per reading: a making
             // costs 1 ms and the spacing runs 4 ms past it, while applying snapshots takes no time
@@ -285,33 +287,28 @@ class SidecarBurstTest {
      */
     @Test
     void onlySnapshotsThatCannotChangeTheSidecarRoutesMayRunOnTheAggregatorsThread() {
-        List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
         ServiceUpsert orders = Upserts.springCloud(
                 "orders", List.of(Upserts.springInstance("10.0.0.1", 8080).build()));
         try (TestCatalog catalog = new TestCatalog()) {
-            catalog.aggregator().subscribe(snapshots::add).join();
-            catalog.snapshot();
-            catalog.aggregator().accept(orders);
-            catalog.snapshot();
-            // an endpoint moves: same service, same ports
-            catalog.aggregator()
-                    .accept(Upserts.springCloud(
-                            "orders",
-                            List.of(Upserts.springInstance("10.0.0.2", 8080).build())));
-            catalog.snapshot();
-            // the service gains a port
-            catalog.aggregator()
-                    .accept(new ServiceUpsert(
-                            orders.key(),
-                            orders.host(),
-                            List.of(
-                                    new ServicePort("http", 80, Protocol.HTTP),
-                                    new ServicePort("grpc", 9090, Protocol.GRPC)),
-                            List.of(Upserts.springInstance("10.0.0.2", 8080).build())));
-            catalog.snapshot();
-            catalog.aggregator().accept(new ServiceRemoval(orders.key()));
-            catalog.snapshot();
-            assertThat(snapshots).hasSize(5);
+            List<MeshSnapshot> snapshots = snapshotsAfter(
+                    catalog,
+                    List.of(
+                            orders,
+                            // an endpoint moves: same service, same ports
+                            Upserts.springCloud(
+                                    "orders",
+                                    List.of(Upserts.springInstance("10.0.0.2", 8080)
+                                            .build())),
+                            // the service gains a port
+                            new ServiceUpsert(
+                                    orders.key(),
+                                    orders.host(),
+                                    List.of(
+                                            new ServicePort("http", 80, Protocol.HTTP),
+                                            new ServicePort("grpc", 9090, Protocol.GRPC)),
+                                    List.of(Upserts.springInstance("10.0.0.2", 8080)
+                                            .build())),
+                            new ServiceRemoval(orders.key())));
             assertThat(snapshots
                             .get(3)
                             .service(snapshots.get(3).changed().iterator().next())
@@ -321,22 +318,14 @@ class SidecarBurstTest {
             assertThat(XdsServer.mayChangeSidecar(snapshots.get(0), null))
                     .as("nothing handed before")
                     .isTrue();
-            assertThat(XdsServer.mayChangeSidecar(
-                            snapshots.get(1), snapshots.get(0).servicesMap()))
-                    .as("a new service")
-                    .isTrue();
-            assertThat(XdsServer.mayChangeSidecar(
-                            snapshots.get(2), snapshots.get(1).servicesMap()))
-                    .as("an endpoint change")
-                    .isFalse();
-            assertThat(XdsServer.mayChangeSidecar(
-                            snapshots.get(3), snapshots.get(2).servicesMap()))
-                    .as("a new port")
-                    .isTrue();
-            assertThat(XdsServer.mayChangeSidecar(
-                            snapshots.get(4), snapshots.get(3).servicesMap()))
-                    .as("a removal")
-                    .isTrue();
+            // each against the one before it: a new service, an endpoint change, a new port, a removal
+            List<Boolean> expected = List.of(true, false, true, true);
+            for (int i = 1; i < snapshots.size(); i++) {
+                assertThat(XdsServer.mayChangeSidecar(
+                                snapshots.get(i), snapshots.get(i - 1).servicesMap()))
+                        .as("snapshot %d", i)
+                        .isEqualTo(expected.get(i - 1));
+            }
         }
     }
 }
