@@ -323,15 +323,16 @@ final class EnvoySidecarTranslator {
         return rc.build();
     }
 
+    /** A domain as Envoy compares it: without regard to case. */
+    private static String lower(String domain) {
+        return domain.toLowerCase(java.util.Locale.ROOT);
+    }
+
     /**
      * The short names a client uses for a host: its first label (a Spring Cloud service id, a Eureka application, a
      * Consul service: {@code orders} for {@code orders.services.zookeeper}) and the host without its last label (the
      * registry's suffix: {@code orders.services}), when they differ from the host and from each other.
      */
-    private static String lower(String domain) {
-        return domain.toLowerCase(java.util.Locale.ROOT);
-    }
-
     static List<String> shortForms(String host) {
         List<String> out = new ArrayList<>();
         int first = host.indexOf('.');
