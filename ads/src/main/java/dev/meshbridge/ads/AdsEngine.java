@@ -486,7 +486,7 @@ public final class AdsEngine {
                 now);
         if (ts == null) return;
         // a request answering an older response is stale: the client answers the latest one too
-        if (!nonce.isEmpty() && ts.lastSentNonce != null && !nonce.equals(ts.lastSentNonce)) return;
+        if (!nonce.isEmpty() && ts.lastSentNonce != null && !ts.isLastSent(AdsStream.nonceNumber(nonce))) return;
         boolean first = !ts.requested;
         ts.requested = true;
         // clients repeat their whole subscription on every ACK (an Envoy: every cluster's name): skip it unchanged
@@ -650,13 +650,15 @@ public final class AdsEngine {
         }
         TypeState ts = typeState(st, typeUrl);
         if (ts == null || nonce.isEmpty()) return ts;
-        String sentVersion = ts.versionOfNonce(nonce);
-        if (sentVersion == null) return ts; // not a nonce of ours (istiod's first request carries a timestamp)
+        long nonceNumber = AdsStream.nonceNumber(nonce);
+        int slot = ts.slotOfNonce(nonceNumber);
+        if (slot < 0) return ts; // not a nonce of ours (istiod's first request carries a timestamp)
+        String sentVersion = ts.versionInSlot(slot);
         if (error != null) {
-            nack(st, ts, nonce, sentVersion, error.getMessage(), now);
+            nack(st, ts, nonce, slot, sentVersion, error.getMessage(), now);
         } else {
-            ts.recordAck(nonce, ackedVersion != null ? ackedVersion : sentVersion, now);
-            ts.owed.acked(propagation, nonce, ts.slotOrder());
+            ts.recordAck(nonceNumber, ackedVersion != null ? ackedVersion : sentVersion, now);
+            ts.owed.acked(propagation, slot, ts.oldestSlot());
             metrics.ack(ts);
         }
         return ts;
@@ -731,10 +733,11 @@ public final class AdsEngine {
         return ts;
     }
 
-    private void nack(AdsStream st, TypeState ts, String nonce, String rejected, String message, Instant now) {
+    private void nack(
+            AdsStream st, TypeState ts, String nonce, int slot, String rejected, String message, Instant now) {
         boolean repeated = ts.lastNack != null && message.equals(ts.lastNack.message());
         ts.recordNack(nonce, rejected, message, now);
-        ts.owed.nacked(propagation, nonce);
+        ts.owed.nacked(propagation, slot);
         metrics.nack(ts);
         if (repeated) {
             log.debug(
@@ -1158,7 +1161,7 @@ public final class AdsEngine {
 
     private void sent(AdsStream st, TypeState ts, String nonce, String version, int bytes, int resources, int removed) {
         ts.respond = false;
-        ts.owed.sent(propagation, ts.recordSent(nonce, version, clock.instant()), nonce);
+        ts.owed.sent(propagation, ts.recordSent(nonce, version, clock.instant()));
         metrics.pushed(ts, st.mode, bytes);
         pushes++;
         if (log.isDebugEnabled()) {

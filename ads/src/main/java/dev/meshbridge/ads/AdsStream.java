@@ -173,6 +173,26 @@ final class AdsStream {
         return Long.toString(++nonces, 36);
     }
 
+    /**
+     * The number a nonce of {@link #nextNonce} was made from (above 0); 0 for anything else (empty, another server's
+     * nonce, istiod's first request's timestamp), which matches no response.
+     */
+    static long nonceNumber(String nonce) {
+        int n = nonce.length();
+        // exactly what Long.toString(x, 36) writes for x > 0: lower case, no leading zero, at most 12 digits here
+        if (n == 0 || n > 12 || nonce.charAt(0) == '0') return 0;
+        long v = 0;
+        for (int i = 0; i < n; i++) {
+            char c = nonce.charAt(i);
+            int d;
+            if (c >= '0' && c <= '9') d = c - '0';
+            else if (c >= 'a' && c <= 'z') d = c - 'a' + 10;
+            else return 0;
+            v = v * 36 + d;
+        }
+        return v;
+    }
+
     boolean isReady() {
         return mode == Mode.SOTW ? sotw.isReady() : delta.isReady();
     }

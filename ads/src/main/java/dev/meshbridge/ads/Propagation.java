@@ -105,12 +105,10 @@ final class Propagation {
     static final class Owed {
         private final List<Change> pending = new ArrayList<>(2);
         private final List<Change>[] sent;
-        private final String[] nonces;
 
         @SuppressWarnings("unchecked")
         Owed(int slots) {
             sent = new List[slots];
-            nonces = new String[slots];
         }
 
         Change lastPending() {
@@ -127,12 +125,11 @@ final class Propagation {
             return !pending.isEmpty();
         }
 
-        /** The pending changes went out in the response with this nonce, in ring slot {@code slot}. */
-        void sent(Propagation p, int slot, String nonce) {
+        /** The pending changes went out in the response remembered in ring slot {@code slot}. */
+        void sent(Propagation p, int slot) {
             List<Change> older = sent[slot];
             if (older != null) older.forEach(p::release); // never answered: forgotten with its nonce
             sent[slot] = pending.isEmpty() ? null : new ArrayList<>(pending);
-            nonces[slot] = nonce;
             pending.clear();
         }
 
@@ -143,31 +140,26 @@ final class Propagation {
         }
 
         /**
-         * The client ACKed the response with this nonce: it holds what that response and every earlier one carried.
+         * The client ACKed the response remembered in ring slot {@code slot}: it holds what that response and every
+         * earlier one carried.
          *
-         * @param order the ring slots from the oldest remembered response to the newest
+         * @param oldest the ring slot of the oldest remembered response
          */
-        void acked(Propagation p, String nonce, int[] order) {
-            int at = -1;
-            for (int i = 0; i < order.length; i++) {
-                if (nonce.equals(nonces[order[i]])) at = i;
-            }
-            if (at < 0) return;
-            for (int i = 0; i <= at; i++) {
-                int slot = order[i];
-                List<Change> changes = sent[slot];
+        void acked(Propagation p, int slot, int oldest) {
+            for (int i = 0; i < sent.length; i++) {
+                int s = (oldest + i) % sent.length;
+                List<Change> changes = sent[s];
                 if (changes != null) changes.forEach(p::acked);
-                sent[slot] = null;
+                sent[s] = null;
+                if (s == slot) return;
             }
         }
 
-        /** The client NACKed the response with this nonce: it did not take those changes. */
-        void nacked(Propagation p, String nonce) {
-            for (int i = 0; i < nonces.length; i++) {
-                if (nonce.equals(nonces[i]) && sent[i] != null) {
-                    sent[i].forEach(p::release);
-                    sent[i] = null;
-                }
+        /** The client NACKed the response remembered in ring slot {@code slot}: it did not take those changes. */
+        void nacked(Propagation p, int slot) {
+            if (sent[slot] != null) {
+                sent[slot].forEach(p::release);
+                sent[slot] = null;
             }
         }
 

@@ -55,9 +55,17 @@ final class TypeState {
     /** The changes this subscription owes an ACK for, for the event-to-ACK time ({@link Propagation}). */
     final Propagation.Owed owed = new Propagation.Owed(REMEMBERED_NONCES);
 
-    private final String[] recentNonces = new String[REMEMBERED_NONCES];
+    /**
+     * The recent nonces as numbers ({@link AdsStream#nonceNumber}), matched against an ACK's nonce without touching
+     * the strings: an ACK of a change to 10,000 streams finds its response in one array per stream, not in four strings
+     * scattered over the heap (comparing them was about 8% of the serving thread's samples).
+     */
+    private final long[] recentNonces = new long[REMEMBERED_NONCES];
+
     private final String[] recentVersions = new String[REMEMBERED_NONCES];
     private int recent;
+    /** {@link #lastSentNonce} as a number; 0 when none. */
+    private long lastSentNonceNumber;
 
     TypeState(TypeIndex index, AdsStream stream, String typeUrl, boolean unknown) {
         this.index = index;
@@ -186,6 +194,7 @@ final class TypeState {
     /** A reconnecting client holds exactly what we would send: count it as sent and acknowledged. */
     void resumed(String version, Instant at) {
         lastSentNonce = "";
+        lastSentNonceNumber = 0;
         lastSentVersion = version;
         lastSentAt = at;
         lastAckedVersion = version;
@@ -196,36 +205,46 @@ final class TypeState {
     /** Returns the ring slot the nonce is remembered in. */
     int recordSent(String nonce, String version, Instant at) {
         lastSentNonce = nonce;
+        lastSentNonceNumber = AdsStream.nonceNumber(nonce);
         lastSentVersion = version;
         lastSentAt = at;
         lastSentAcked = false;
         responses++;
         int slot = recent % REMEMBERED_NONCES;
-        recentNonces[slot] = nonce;
+        recentNonces[slot] = lastSentNonceNumber;
         recentVersions[slot] = version;
         recent++;
         return slot;
     }
 
-    /** The ring slots of the remembered nonces, from the oldest response to the newest. */
-    int[] slotOrder() {
-        int[] order = new int[REMEMBERED_NONCES];
-        for (int i = 0; i < REMEMBERED_NONCES; i++) order[i] = (recent + i) % REMEMBERED_NONCES;
-        return order;
+    /** The ring slot of the oldest remembered response (the next to be overwritten). */
+    int oldestSlot() {
+        return recent % REMEMBERED_NONCES;
     }
 
-    /** The version of a recently sent response, by its nonce; null when too old or unknown. */
-    String versionOfNonce(String nonce) {
+    /** The ring slot of a recently sent response, by its nonce number; -1 when too old or not one of ours. */
+    int slotOfNonce(long nonceNumber) {
+        if (nonceNumber <= 0) return -1;
         for (int i = 0; i < REMEMBERED_NONCES; i++) {
-            if (nonce.equals(recentNonces[i])) return recentVersions[i];
+            if (recentNonces[i] == nonceNumber) return i;
         }
-        return null;
+        return -1;
     }
 
-    void recordAck(String nonce, String version, Instant at) {
+    /** The version sent in a ring slot ({@link #slotOfNonce}). */
+    String versionInSlot(int slot) {
+        return recentVersions[slot];
+    }
+
+    /** Whether a nonce number is that of the last response sent. */
+    boolean isLastSent(long nonceNumber) {
+        return nonceNumber > 0 && nonceNumber == lastSentNonceNumber;
+    }
+
+    void recordAck(long nonceNumber, String version, Instant at) {
         if (version != null) lastAckedVersion = version;
         lastAckedAt = at;
-        if (nonce.equals(lastSentNonce)) lastSentAcked = true;
+        if (isLastSent(nonceNumber)) lastSentAcked = true;
     }
 
     /** The longest NACK message a stream keeps. */

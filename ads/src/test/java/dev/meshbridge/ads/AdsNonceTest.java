@@ -1,0 +1,137 @@
+package dev.meshbridge.ads;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.meshbridge.core.util.Hash64;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which nonce a client's request answers, as the client sees it: an ACK of any of the last responses sent counts,
+ * the newest one makes the stream synced, and a nonce that is not exactly one the server sent (the same number written
+ * another way, istiod's first-request timestamp) is no ACK at all. Real gRPC transport, raw ADS streams.
+ */
+class AdsNonceTest {
+
+    static final ResourceType THING = AdsDrainTest.THING;
+
+    final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    AdsServer server;
+    AdsTestClient client;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = new AdsServer(
+                        new AdsOptions(
+                                "nonce",
+                                "127.0.0.1",
+                                0,
+                                Duration.ZERO,
+                                Duration.ZERO,
+                                AdsLimits.DEFAULTS,
+                                Duration.ZERO,
+                                Duration.ZERO),
+                        ResourceTypes.of(List.of(THING)),
+                        meters)
+                .start();
+        server.markReady("test");
+        client = new AdsTestClient(server.port(), Node.newBuilder().setId("n").build());
+    }
+
+    @AfterEach
+    void stop() {
+        if (client != null) client.close();
+        server.close();
+    }
+
+    private void put(String value) throws Exception {
+        server.execute(() -> server.engine().put(THING, new AdsDrainTest.Thing("a", value)));
+        server.idle().get(60, TimeUnit.SECONDS);
+    }
+
+    private static String version(String value) {
+        return Hash64.toHex(new AdsDrainTest.Thing("a", value).versionHash());
+    }
+
+    private double acks() {
+        return meters.counter("meshbridge.nonce.acks", "type", "thing").count();
+    }
+
+    private AdsClientView.TypeStatus status() {
+        List<AdsClientView> clients = server.query(() -> server.engine().clients("", ""));
+        assertThat(clients).hasSize(1);
+        return clients.get(0).types().values().iterator().next();
+    }
+
+    private void answer(String nonce) throws Exception {
+        client.delta(
+                DeltaDiscoveryRequest.newBuilder().setTypeUrl(THING.typeUrl()).setResponseNonce(nonce));
+        server.idle().get(60, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void delta_anAckOfARecentResponseCounts_theNewestSyncs_andANonceWrittenAnotherWayIsNoAck() throws Exception {
+        put("1");
+        client.openDelta().deltaSubscribe(THING.typeUrl(), List.of("a"), Map.of());
+        DeltaDiscoveryResponse first = client.nextDelta();
+        put("2");
+        DeltaDiscoveryResponse second = client.nextDelta();
+        put("3");
+        DeltaDiscoveryResponse third = client.nextDelta();
+        assertThat(third.getResources(0).getVersion()).isEqualTo(version("3"));
+        assertThat(List.of(first.getNonce(), second.getNonce(), third.getNonce()))
+                .doesNotHaveDuplicates();
+
+        // the second response's nonce with a leading zero, and a Go timestamp as istiod's first request carries
+        answer("0" + second.getNonce());
+        answer("2024-05-01 10:00:00.123 +0000 UTC m=+0.01");
+        answer(second.getNonce().toUpperCase(java.util.Locale.ROOT) + "Z");
+        assertThat(acks()).isZero();
+        assertThat(status().lastAckedVersion()).isNull();
+
+        answer(second.getNonce());
+        assertThat(acks()).isEqualTo(1);
+        assertThat(status().status()).isEqualTo("STALE"); // the third is not acknowledged yet
+
+        answer(third.getNonce());
+        assertThat(acks()).isEqualTo(2);
+        assertThat(status().status()).isEqualTo("SYNCED");
+        assertThat(status().lastAckedVersion()).isEqualTo(third.getSystemVersionInfo());
+        assertThat(client.pending()).isZero();
+    }
+
+    @Test
+    void sotw_aRequestAnsweringAnOlderResponse_doesNotChangeTheSubscription_theNewestDoes() throws Exception {
+        put("1");
+        client.openSotw().sotw(THING.typeUrl(), List.of("a"), "", "");
+        DiscoveryResponse first = client.next();
+        put("2");
+        DiscoveryResponse second = client.next();
+        assertThat(second.getResourcesCount()).isEqualTo(1);
+
+        // answers the first response (crossed the second on the wire) and drops "a": ignored as a subscription change
+        client.sotw(THING.typeUrl(), List.of("b"), first.getVersionInfo(), first.getNonce());
+        // the newest nonce written with a leading zero: not the newest response, also ignored
+        client.sotw(THING.typeUrl(), List.of("b"), second.getVersionInfo(), "0" + second.getNonce());
+        server.idle().get(60, TimeUnit.SECONDS);
+        assertThat(client.pending()).isZero();
+        assertThat(status().sampleNames()).containsExactly("a");
+        assertThat(acks()).isEqualTo(1); // the first response's ACK
+
+        // answering the newest response with the new subscription takes effect: the full state without "a"
+        client.sotw(THING.typeUrl(), List.of("b"), second.getVersionInfo(), second.getNonce());
+        DiscoveryResponse third = client.next();
+        assertThat(third.getResourcesCount()).isZero();
+        assertThat(status().sampleNames()).containsExactly("b");
+    }
+}
