@@ -369,6 +369,18 @@ public final class AdsEngine {
         }
     }
 
+    /**
+     * Sets what runs before a stream's first request of a type is answered (serving thread): a producer that holds
+     * back some of its puts (the MCP server paces small snapshots) brings the store up to date there, so that a new
+     * subscription is answered with the newest state. Only a first request, not each ACK (istiod sends a nonce even
+     * with its first one). It must be cheap when there is nothing to do.
+     */
+    public void beforeFirstRequest(Runnable hook) {
+        beforeFirstRequest = Objects.requireNonNull(hook, "hook");
+    }
+
+    private Runnable beforeFirstRequest = () -> {};
+
     /** Updates the resource gauges; producers call it after applying a batch. */
     public void publishCounts() {
         for (ResourceType t : types.pushOrder()) metrics.resources(t, index(t).size());
@@ -489,6 +501,7 @@ public final class AdsEngine {
         if (!nonce.isEmpty() && ts.lastSentNonce != null && !ts.isLastSent(AdsStream.nonceNumber(nonce))) return;
         boolean first = !ts.requested;
         ts.requested = true;
+        if (first) beforeFirstRequest.run();
         // clients repeat their whole subscription on every ACK (an Envoy: every cluster's name): skip it unchanged
         long namesHash = namesHash(req);
         if (!first && namesHash == ts.namesHash) return;
@@ -565,6 +578,7 @@ public final class AdsEngine {
             if (!namesAllowed(st, has, has + subscribe.size(), subscribe.size())) return;
         }
         ts.requested = true;
+        if (first) beforeFirstRequest.run();
         boolean wildcard = ts.wildcard;
         if (first && subscribe.isEmpty()) wildcard = true;
         if (subscribe.contains("*")) wildcard = true;

@@ -277,11 +277,15 @@ final class Bench {
                 int n = Math.max(1, counts[s] / pairs);
                 JfrProfile recording =
                         s == 0 && p == 0 ? new JfrProfile(work.resolve(sides[s].name + "-single-changes.jfr")) : null;
+                // what a server paced before the block is applied before it, so the block counts its own changes
+                targets[s].applyPaced(limit(sides[s]));
+                Heap.collect();
                 long[] ticks = Machine.cpuTicks();
                 String loadAverage = Machine.currentLoadAverage();
                 ThreadCost before = ThreadCost.now();
                 try {
                     for (int k = 0; k < n; k++) oneAtATime(targets[s], drivers[s], limit(sides[s]));
+                    targets[s].applyPaced(limit(sides[s]));
                 } catch (Exception e) {
                     if (s == 0) throw e;
                     if (recording != null) recording.stop();
@@ -307,12 +311,14 @@ final class Bench {
         for (int s = 0; s < 2; s++) {
             if (targets[s] == null) continue;
             sides[s].snapshots = targets[s].last().sequence() - snapshots0[s];
+            targets[s].applyPaced(limit(sides[s]));
             ThreadCost before = ThreadCost.now();
             try {
                 for (int k = 0; k < sides[s].changeCount; k += BURST) {
                     for (int j = 0; j < BURST; j++) drivers[s].change(drivers[s].randomService());
                     targets[s].settle(limit(sides[s]));
                 }
+                targets[s].applyPaced(limit(sides[s]));
             } catch (Exception e) {
                 if (s == 0) throw e;
                 stop(sides[s], targets[s], "changes in bursts", e);
@@ -325,11 +331,13 @@ final class Bench {
         // before the next, with no pause, as ChangeCostMain and the growth sweep measure them; against the blocks
         // above (each change made a quiet period after the one before, alone on the machine for about
         // 10 ms) this shows what a change costs when its threads run on warm caches
+        bridge.applyPaced(LONG);
         ThreadCost backToBack = ThreadCost.now();
         for (int k = 0; k < b.changeCount; k++) {
             drivers[0].change(drivers[0].randomService());
             bridge.settle(LONG);
         }
+        bridge.applyPaced(LONG);
         b.backToBackCost = ThreadCost.now().since(backToBack);
     }
 
@@ -352,7 +360,7 @@ final class Bench {
             if (System.nanoTime() > deadline) throw new TimeoutException("no snapshot after a change");
             LockSupport.parkNanos(100_000);
         }
-        target.awaitServed(target.last().sequence(), limit);
+        target.awaitTaken(target.last().sequence(), limit);
         target.servedAlone();
     }
 

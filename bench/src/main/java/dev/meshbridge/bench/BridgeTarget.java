@@ -53,6 +53,17 @@ final class BridgeTarget extends Target {
     }
 
     @Override
+    void awaitTaken(long sequence, long timeoutMillis) throws Exception {
+        awaitSequence(xds::servedSequence, sequence, timeoutMillis, "the xDS server");
+        awaitSequence(mcp::takenSequence, sequence, timeoutMillis, "the MCP server");
+    }
+
+    @Override
+    void applyPaced(long timeoutMillis) throws Exception {
+        mcp.idle().get(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    @Override
     String[] changeGroups() {
         return new String[] {"aggregator", "xds", "mcp"};
     }

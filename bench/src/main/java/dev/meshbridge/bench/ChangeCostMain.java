@@ -114,6 +114,8 @@ public final class ChangeCostMain {
                 // timer: from the change handed to the aggregator to served by both servers (the harness polls every
                 // 0.1 ms, so this is late by up to that)
                 long[] served = new long[n];
+                target.applyPaced(Bench.LONG);
+                Heap.collect();
                 long user0 = userNanos();
                 ThreadCost before = ThreadCost.now();
                 for (int k = 0; k < n; k++) {
@@ -134,13 +136,14 @@ public final class ChangeCostMain {
                             driver.change(driver.randomService());
                             while (target.last().sequence() <= previous)
                                 java.util.concurrent.locks.LockSupport.parkNanos(100_000);
-                            target.awaitServed(target.last().sequence(), Bench.LONG);
+                            target.awaitTaken(target.last().sequence(), Bench.LONG);
                             served[k] = System.nanoTime() - sent;
                             target.servedAlone();
                         }
                         default -> throw new IllegalArgumentException(procedure);
                     }
                 }
+                target.applyPaced(Bench.LONG);
                 Map<String, ThreadCost.Cost> costs = ThreadCost.now().since(before);
                 ThreadCost.Cost cost = ThreadCost.sum(costs, target.changeGroups());
                 double user = (userNanos() - user0) / 1e6 / n;

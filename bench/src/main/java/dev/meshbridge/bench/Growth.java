@@ -113,6 +113,7 @@ final class Growth {
                 driver.change(driver.randomService());
                 target.settle(Bench.LONG);
             }
+            target.applyPaced(Bench.LONG);
             ThreadCost before = ThreadCost.now();
             for (int k = 0; k < n; k++) {
                 long previous = target.last().sequence();
@@ -120,6 +121,7 @@ final class Growth {
                 target.settle(Bench.LONG);
                 if (target.last().sequence() <= previous) throw new IllegalStateException("no snapshot after a change");
             }
+            target.applyPaced(Bench.LONG);
             ThreadCost.Cost cost = ThreadCost.sum(ThreadCost.now().since(before), target.changeGroups());
             double cpu = cost.cpu() / 1e6 / n;
             double kb = cost.allocated() / 1e3 / n;

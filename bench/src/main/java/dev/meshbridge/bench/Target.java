@@ -190,6 +190,19 @@ abstract class Target implements AutoCloseable {
     /** Waits until every server applied the snapshot with this sequence (or a later one). */
     abstract void awaitServed(long sequence, long timeoutMillis) throws Exception;
 
+    /**
+     * Waits until every server took the snapshot with this sequence (or a later one) in: applied it, or holds it for an
+     * application the server paces (the bridge's MCP server applies a small snapshot at most once per push interval,
+     * with those after it); the changes' CPU is counted once {@link #applyPaced} ran. As {@link #awaitServed} where
+     * nothing is paced.
+     */
+    void awaitTaken(long sequence, long timeoutMillis) throws Exception {
+        awaitServed(sequence, timeoutMillis);
+    }
+
+    /** Applies what a server holds for a paced application now, so that its CPU counts where it was caused. */
+    void applyPaced(long timeoutMillis) throws Exception {}
+
     /** The thread groups ({@link ThreadCost#group}) that do the work of a catalog change. */
     abstract String[] changeGroups();
 
@@ -214,10 +227,10 @@ abstract class Target implements AutoCloseable {
         return e.reached();
     }
 
-    /** Publishes what is pending and waits until the servers applied it. */
+    /** Publishes what is pending and waits until the servers took it in ({@link #awaitTaken}). */
     final MeshSnapshot settle(long timeoutMillis) throws Exception {
         MeshSnapshot s = aggregator.flushNow().get(timeoutMillis, TimeUnit.MILLISECONDS);
-        awaitServed(s.sequence(), timeoutMillis);
+        awaitTaken(s.sequence(), timeoutMillis);
         return s;
     }
 

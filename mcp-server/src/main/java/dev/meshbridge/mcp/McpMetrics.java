@@ -32,6 +32,7 @@ final class McpMetrics {
     final AtomicInteger routesUnavailable = new AtomicInteger();
     private final Counter skipped;
     private final Timer apply;
+    final Counter pacedSnapshots;
 
     McpMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -49,6 +50,10 @@ final class McpMetrics {
                 .register(registry);
         skipped = Counter.builder("meshbridge.mcp.skipped")
                 .description("times a catalog service was found invalid for istiod and not served")
+                .register(registry);
+        pacedSnapshots = Counter.builder("meshbridge.mcp.snapshots.paced")
+                .description("catalog snapshots whose application waited for minPushInterval since the last one, to be"
+                        + " applied together with the ones after them")
                 .register(registry);
         apply = Timer.builder("meshbridge.mcp.apply")
                 .description("time to translate and apply one catalog snapshot")

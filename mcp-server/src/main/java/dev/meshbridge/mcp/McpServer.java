@@ -95,6 +95,18 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private long reused;
 
     private MeshSnapshot applied;
+    /** The newest snapshot taken in and not applied yet (paced, see {@link #take}), or null. */
+    private MeshSnapshot waiting;
+    /** The hosts changed or gone in the snapshots from {@link #applied} to {@link #waiting}. */
+    private Set<String> waitingHosts = new HashSet<>();
+    /** A snapshot waits that did not follow the one before: its application compares every host. */
+    private boolean waitingAll;
+
+    private long waitingEventNanos;
+    /** When the last snapshot was applied, on the pacing clock; long ago at first. */
+    private long lastApplyMillis = Long.MIN_VALUE / 4;
+
+    private boolean applyScheduled;
     private RouteTranslation routes;
     private int refusedCount;
     private long noteCount;
@@ -126,6 +138,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         ads.tls(options.tls());
         this.engine = ads.engine();
         engine.roles(node -> 0, ROLES);
+        engine.beforeFirstRequest(this::applyWaiting);
     }
 
     public McpOptions options() {
@@ -177,7 +190,97 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
      */
     @Override
     public void onSnapshot(MeshSnapshot snapshot) {
-        ads.executeSnapshot(snapshot, () -> engine.applyChange(snapshot.firstEventNanos(), () -> apply(snapshot)));
+        ads.executeSnapshot(snapshot, () -> take(snapshot));
+    }
+
+    /**
+     * The most services a snapshot may change for its application to be paced ({@link #take}); a larger one (a
+     * registry's sync, an ingest) is applied at once.
+     */
+    static final int PACED_SERVICES = 64;
+
+    /**
+     * Takes a snapshot in (serving thread). Pushes to istiod go out at most once per {@link
+     * McpOptions#minPushInterval()} anyway, so a small snapshot that comes less than that after the last application is
+     * not applied at once: it waits, with the ones after it, until the interval has passed since that application,
+     * and they are applied together: one ServiceEntry translation per changed service per interval, where one per
+     * change cost about a third of a lone change's CPU (issue 22). A snapshot after a quiet interval is applied at once
+     * (so is a large one, a route change, or any when the interval is 0), and so is what waits when a client asks for
+     * something for the first time ({@link AdsEngine#beforeFirstRequest}), when {@link #idle()} is called or the
+     * debug page read. istiod sees the same pushes, at the same times or sooner: its stream is paced from the
+     * last push, which follows the last application.
+     */
+    private void take(MeshSnapshot snapshot) {
+        takenSequence = snapshot.sequence();
+        long pace = options.minPushInterval().toMillis();
+        boolean small = !snapshot.routesChanged()
+                && snapshot.changed().size() + snapshot.removed().size() <= PACED_SERVICES;
+        long now = clock.millis();
+        if (pace <= 0 || !small || now - lastApplyMillis >= pace) {
+            applyNow(snapshot);
+            return;
+        }
+        if (waiting == null) waitingEventNanos = snapshot.firstEventNanos();
+        if (waiting != null && snapshot.sequence() == waiting.sequence() + 1) {
+            waitingHosts.addAll(snapshot.changed());
+            waitingHosts.addAll(snapshot.removed());
+        } else if (waiting == null && applied != null && snapshot.sequence() == applied.sequence() + 1) {
+            waitingHosts.addAll(snapshot.changed());
+            waitingHosts.addAll(snapshot.removed());
+        } else {
+            waitingAll = true;
+        }
+        waiting = snapshot;
+        metrics.pacedSnapshots.increment();
+        if (!applyScheduled) {
+            applyScheduled = true;
+            long delay = Math.max(0, lastApplyMillis + pace - now);
+            ads.schedule(this::applyScheduled, java.time.Duration.ofMillis(delay));
+        }
+    }
+
+    private void applyScheduled() {
+        applyScheduled = false;
+        applyWaiting();
+    }
+
+    /** Applies what waits for its paced application, if anything (serving thread). */
+    private void applyWaiting() {
+        MeshSnapshot w = waiting;
+        if (w != null) applyNow(w);
+    }
+
+    /** Applies a snapshot with whatever waited before it. */
+    private void applyNow(MeshSnapshot snapshot) {
+        long eventNanos = waiting != null ? waitingEventNanos : snapshot.firstEventNanos();
+        Collection<String> hosts;
+        if (waiting != null && !waitingAll && snapshot.sequence() >= waiting.sequence()) {
+            TreeSet<String> h = new TreeSet<>(waitingHosts);
+            if (snapshot != waiting) {
+                if (snapshot.sequence() == waiting.sequence() + 1) {
+                    h.addAll(snapshot.changed());
+                    h.addAll(snapshot.removed());
+                } else {
+                    h = null;
+                }
+            }
+            hosts = h;
+        } else if (waiting != null) {
+            hosts = null;
+        } else if (applied != null && snapshot.sequence() == applied.sequence() + 1) {
+            TreeSet<String> h = new TreeSet<>(snapshot.removed());
+            h.addAll(snapshot.changed());
+            hosts = h;
+        } else {
+            hosts = null;
+        }
+        waiting = null;
+        waitingAll = false;
+        if (waitingHosts.size() > PACED_SERVICES * 4) waitingHosts = new HashSet<>();
+        else waitingHosts.clear();
+        Collection<String> examine = hosts;
+        engine.applyChange(eventNanos, () -> apply(snapshot, examine));
+        lastApplyMillis = clock.millis();
     }
 
     /**
@@ -206,6 +309,7 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     /** Completes once the server has applied everything handed to it so far and pushed what that changed. */
     public CompletableFuture<Void> idle() {
+        ads.execute(this::applyWaiting);
         return ads.idle();
     }
 
@@ -219,6 +323,17 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     }
 
     private volatile long servedSequence = -1;
+
+    /**
+     * The sequence of the last snapshot taken in: applied, or waiting for its paced application, which comes at most
+     * {@link McpOptions#minPushInterval()} after the last one (see {@link #take}); -1 before the first. Read as
+     * {@link #servedSequence()}.
+     */
+    public long takenSequence() {
+        return takenSequence;
+    }
+
+    private volatile long takenSequence = -1;
 
     /**
      * CPU time and bytes allocated so far by the server's thread (benchmarks read it before and after some work):
@@ -336,14 +451,14 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         return (Served) engine.get(kind.resourceType(), name);
     }
 
-    private void apply(MeshSnapshot snapshot) {
+    /**
+     * @param changedHosts the hosts that changed or went since the snapshot applied last (sorted), or null when that
+     *     is not known: every host is compared
+     */
+    private void apply(MeshSnapshot snapshot, Collection<String> changedHosts) {
         long start = System.nanoTime();
-        Collection<String> hosts;
-        if (applied != null && snapshot.sequence() == applied.sequence() + 1) {
-            TreeSet<String> h = new TreeSet<>(snapshot.removed());
-            h.addAll(snapshot.changed());
-            hosts = h;
-        } else {
+        Collection<String> hosts = changedHosts;
+        if (hosts == null) {
             TreeSet<String> h = new TreeSet<>(translations.keySet());
             h.addAll(snapshot.services().keySet());
             hosts = h;
@@ -683,7 +798,12 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
 
     private Object debugView(Map<String, String> query) {
         try {
-            return CompletableFuture.supplyAsync(() -> buildDebugView(query), ads::execute)
+            return CompletableFuture.supplyAsync(
+                            () -> {
+                                applyWaiting();
+                                return buildDebugView(query);
+                            },
+                            ads::execute)
                     .get(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

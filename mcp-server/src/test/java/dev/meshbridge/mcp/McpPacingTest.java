@@ -1,6 +1,7 @@
 package dev.meshbridge.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.Any;
 import dev.meshbridge.ads.AdsTestClient;
@@ -85,13 +86,17 @@ class McpPacingTest {
     }
 
     private void register(String name) {
+        accept(name);
+        catalog.aggregator().flushNow().join();
+    }
+
+    private void accept(String name) {
         catalog.aggregator()
                 .accept(new ServiceUpsert(
                         ServiceKey.of("zookeeper", "zk1", name),
                         name + ".pacing",
                         List.of(new ServicePort("http", 8080, Protocol.HTTP)),
                         List.of(Endpoint.builder("10.0.0.1").port("http", 8080).build())));
-        catalog.aggregator().flushNow().join();
     }
 
     private static List<String> names(DiscoveryResponse r) throws Exception {
@@ -161,5 +166,63 @@ class McpPacingTest {
         istiod.sotw(we, List.of(), "", "");
         DiscoveryResponse r = istiod.next();
         assertThat(r.getTypeUrl()).isEqualTo(we);
+    }
+
+    /** Waits until the server took in (applied, or holds for its paced application) the aggregator's last snapshot. */
+    private void awaitTaken() {
+        long sequence = catalog.aggregator().current().sequence();
+        await().atMost(TestCatalog.TIMEOUT).until(() -> server.takenSequence() >= sequence);
+    }
+
+    @Test
+    void snapshotsWithinTheInterval_waitForItsEnd_andAreAppliedTogether_butANewIstiodGetsTheNewest() throws Exception {
+        startServer();
+        awaitTaken();
+        clock.advance(Duration.ofMinutes(10));
+        register("first");
+        awaitTaken();
+        long applied = server.servedSequence();
+        assertThat(applied)
+                .as("a change after a quiet interval is applied at once")
+                .isEqualTo(server.takenSequence());
+
+        register("a");
+        register("b");
+        awaitTaken();
+        assertThat(server.servedSequence())
+                .as("changes within the interval wait")
+                .isEqualTo(applied);
+        assertThat(count("meshbridge.mcp.snapshots.paced")).isEqualTo(2);
+
+        // istiod connecting meanwhile is answered with the newest state, not the one applied last
+        istiod = new AdsTestClient(
+                        server.port(), Node.newBuilder().setId("istiod-1").build())
+                .openSotw();
+        istiod.sotw(SE, List.of(), "", "");
+        DiscoveryResponse initial = istiod.next();
+        assertThat(names(initial))
+                .containsExactlyInAnyOrder("meshbridge/first.pacing", "meshbridge/a.pacing", "meshbridge/b.pacing");
+        istiod.ack(initial, List.of());
+
+        register("c");
+        awaitTaken();
+        // once the interval has passed, the next change is applied at once with whatever waited, and pushed
+        register("d");
+        awaitTaken();
+        clock.advance(Duration.ofMinutes(10));
+        register("e");
+        awaitTaken();
+        assertThat(server.servedSequence()).isEqualTo(server.takenSequence());
+        DiscoveryResponse pushed = istiod.next();
+        assertThat(names(pushed))
+                .containsExactlyInAnyOrder(
+                        "meshbridge/first.pacing",
+                        "meshbridge/a.pacing",
+                        "meshbridge/b.pacing",
+                        "meshbridge/c.pacing",
+                        "meshbridge/d.pacing",
+                        "meshbridge/e.pacing");
+        server.idle().join();
+        assertThat(istiod.pending()).as("c, d and e in one push").isZero();
     }
 }
