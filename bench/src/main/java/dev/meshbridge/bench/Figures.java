@@ -269,9 +269,10 @@ final class Figures {
                 figure,
                 "<= 0.2 ms, <= 50 KB",
                 "one at a time, each alone (a quiet period after the one before): " + cost(bc)
-                        + " (aggregator, which applies a small snapshot for both servers while their threads are idle, "
+                        + " (aggregator, which applies a small snapshot for the xDS server while its thread is idle, "
                         + cost(b.perChange("aggregator")) + ", xDS " + cost(b.perChange("xds"))
-                        + ", MCP " + cost(b.perChange("mcp")) + "); back to back (each published at once, no pause): "
+                        + ", MCP, which applies small snapshots together at most once per push interval, "
+                        + cost(b.perChange("mcp")) + "); back to back (each published at once, no pause): "
                         + cost(b.perChangeBackToBack(bridgeGroups)) + "; in bursts of " + Bench.BURST + ": "
                         + cost(b.perChangeInBursts(bridgeGroups)) + "; no client connected",
                 basec == null
@@ -294,11 +295,12 @@ final class Figures {
                     + "changes, " + b.changeCount + " changes each made a quiet period after the one before and"
                     + " applied before the next: aggregator ("
                     + (CALLER_RUNS
-                            ? "merge and publish; then, the servers' threads being idle, both servers' application of"
-                                    + " the snapshot: translate the service, diff the xDS index, translate and version"
-                                    + " the ServiceEntry) "
+                            ? "merge and publish; then, the xDS thread being idle, its application of the snapshot:"
+                                    + " translate the service, diff the xDS index) "
                             : "merge and publish) ")
-                    + cost(b.perChange("aggregator")) + ", xDS thread " + cost(b.perChange("xds")) + ", MCP thread "
+                    + cost(b.perChange("aggregator")) + ", xDS thread " + cost(b.perChange("xds")) + ", MCP thread ("
+                    + "translate and version the ServiceEntries of the changes that came within one push interval,"
+                    + " together; those left at the block's end are applied and counted in it) "
                     + cost(b.perChange("mcp")) + ". The same changes ten to a snapshot cost "
                     + cost(b.perChangeInBursts(bridgeGroups)) + " each (aggregator "
                     + cost(b.perChangeInBursts("aggregator")) + ", xDS " + cost(b.perChangeInBursts("xds")) + ", MCP "
@@ -319,7 +321,9 @@ final class Figures {
                         + " as `ChangeCostMain` and the growth sweep measure it) the same changes cost %s each (aggregator"
                         + " %s, xDS %s, MCP %s): %.1fx less. The same code runs in both; what differs is the pause. A"
                         + " change that arrives alone wakes the aggregator (which publishes it at once"
-                        + (CALLER_RUNS ? " and applies it for both servers" : ", then each server's thread applies it")
+                        + (CALLER_RUNS
+                                ? " and applies it for the xDS server"
+                                : ", then each server's thread applies it")
                         + ") after about 10 ms in which other work ran on the cores, so it runs on cold"
                         + " caches. The baseline sharing this JVM is not the cause:"
                         + " `ChangeCostMain -Dprocedures=timer,flush` shows the same gap with the bridge alone, at 10,000"
@@ -347,8 +351,9 @@ final class Figures {
         String fix = " What would cut it: "
                 + (CALLER_RUNS
                         ? "less work per change on the one thread that now runs it (the aggregator applies a lone"
-                                + " change for both servers itself, `meshbridge.ads.callerRunsServices`, one wake-up"
-                                + " instead of three): "
+                                + " change for the xDS server itself, `meshbridge.ads.callerRunsServices`, one wake-up"
+                                + " instead of three; the MCP server applies small changes together once per push"
+                                + " interval): "
                         : "fewer thread wake-ups per change (three: the aggregator, then each server's thread; the"
                                 + " opt-in `meshbridge.ads.callerRunsServices` makes it one, ads/README.md) and less work"
                                 + " per change: ")
