@@ -61,7 +61,41 @@ final class IstiodClient implements AutoCloseable {
      * discovery response), {@code decodedNanos} when this client had unpacked every resource and the body of every
      * changed one (the client's own work, which istiod does in Go).
      */
-    record Seen(long nanos, long decodedNanos, int resources, int changed, int bytes, int decodeErrors) {}
+    record Seen(
+            long nanos,
+            long decodedNanos,
+            int resources,
+            int changed,
+            int bytes,
+            int decodeErrors,
+            long firstByteNanos,
+            long arrivedNanos) {}
+
+    /**
+     * When each inbound message began and ended arriving, by its sequence number on the stream (gRPC's stream tracer:
+     * its header was read; its last byte was read, before gRPC parsed it). Timing only: the client behaves the same.
+     */
+    private final java.util.concurrent.ConcurrentHashMap<Integer, long[]> arrivals =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final io.grpc.ClientStreamTracer.Factory tracer = new io.grpc.ClientStreamTracer.Factory() {
+        @Override
+        public io.grpc.ClientStreamTracer newClientStreamTracer(
+                io.grpc.ClientStreamTracer.StreamInfo info, io.grpc.Metadata headers) {
+            return new io.grpc.ClientStreamTracer() {
+                @Override
+                public void inboundMessage(int seqNo) {
+                    arrivals.put(seqNo, new long[] {System.nanoTime(), 0});
+                }
+
+                @Override
+                public void inboundMessageRead(int seqNo, long wireSize, long uncompressedSize) {
+                    long[] a = arrivals.get(seqNo);
+                    if (a != null) a[1] = System.nanoTime();
+                }
+            };
+        }
+    };
 
     private final ManagedChannel channel;
     private final Node node;
@@ -91,7 +125,15 @@ final class IstiodClient implements AutoCloseable {
     }
 
     IstiodClient start() {
-        requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(new Receiver());
+        requests = AggregatedDiscoveryServiceGrpc.newStub(channel)
+                .withInterceptors(new io.grpc.ClientInterceptor() {
+                    @Override
+                    public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(
+                            io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options, io.grpc.Channel next) {
+                        return next.newCall(method, options.withStreamTracerFactory(tracer));
+                    }
+                })
+                .streamAggregatedResources(new Receiver());
         boolean first = true;
         for (String type : TYPES) {
             DiscoveryRequest.Builder r =
@@ -131,9 +173,13 @@ final class IstiodClient implements AutoCloseable {
     }
 
     private final class Receiver implements StreamObserver<DiscoveryResponse> {
+        /** The sequence number of the next response (gRPC delivers them in order). */
+        private int sequence;
+
         @Override
         public void onNext(DiscoveryResponse response) {
             long now = System.nanoTime();
+            long[] arrival = arrivals.remove(sequence++);
             if (response.getTypeUrl().equals(SERVICE_ENTRY)) {
                 // every resource is unpacked once; a changed one must still be a ServiceEntry istiod can read.
                 // versions is written only here (gRPC calls onNext one at a time), so this thread reads it unlocked
@@ -171,7 +217,15 @@ final class IstiodClient implements AutoCloseable {
                 synchronized (IstiodClient.this) {
                     versions.clear();
                     versions.putAll(next);
-                    seen.add(new Seen(now, decoded, next.size(), changed, response.getSerializedSize(), errors));
+                    seen.add(new Seen(
+                            now,
+                            decoded,
+                            next.size(),
+                            changed,
+                            response.getSerializedSize(),
+                            errors,
+                            arrival == null ? 0 : arrival[0],
+                            arrival == null ? 0 : arrival[1]));
                 }
             }
             synchronized (IstiodClient.this) {

@@ -26,6 +26,14 @@ public final class McpPushProbe {
     private McpPushProbe() {}
 
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("serve")) {
+            serve(Integer.parseInt(args[1]));
+            return;
+        }
+        if (args[0].equals("connect")) {
+            connect(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+            return;
+        }
         int services = Integer.parseInt(args[0]);
         int pushes = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 20;
@@ -69,6 +77,71 @@ public final class McpPushProbe {
                 if (p < pushes - 1) client.close();
                 else steady(aggregator, mcp, catalog, client, services, seconds, rate);
             }
+        }
+    }
+
+    /**
+     * The server alone, for a client in another JVM ({@code connect}): ingests, prints {@code port=<port>}, serves until
+     * its standard input ends.
+     */
+    private static void serve(int services) throws Exception {
+        SyntheticCatalog catalog = new SyntheticCatalog(services, 10);
+        try (ServiceAggregator aggregator = new ServiceAggregator(ServiceAggregator.Options.DEFAULTS);
+                McpServer mcp = new McpServer(
+                        McpOptions.builder().bindAddress("127.0.0.1").port(0).build(), new SimpleMeterRegistry())) {
+            aggregator.subscribe(mcp.start()).join();
+            for (int i = 0; i < services; i++) aggregator.accept(catalog.upsert(i));
+            aggregator.flushNow().get(10, TimeUnit.MINUTES);
+            mcp.idle().get(10, TimeUnit.MINUTES);
+            mcp.markCatalogReady();
+            System.gc();
+            long[] ready = cpu();
+            System.out.printf(
+                    "push-probe: server at ready: mcp thread %.0f ms CPU, transport %.0f ms CPU%n",
+                    ready[0] / 1e6, ready[1] / 1e6);
+            System.out.println("port=" + mcp.port());
+            System.out.flush();
+            while (System.in.read() >= 0) {
+                long[] c = cpu();
+                System.out.printf(
+                        "push-probe: server so far: mcp thread %.0f ms CPU, transport %.0f ms CPU%n",
+                        c[0] / 1e6, c[1] / 1e6);
+            }
+        }
+    }
+
+    /**
+     * {@code pushes} istiod-like clients one after the other, each to the whole set (the first warms this JVM up):
+     * per push, the time to its first byte, to its last byte (before gRPC parsed it), to the response parsed, and to
+     * every resource decoded.
+     */
+    private static void connect(int port, int services, int pushes) throws Exception {
+        boolean paced = Boolean.getBoolean("probe.paced");
+        for (int p = 0; p < pushes; p++) {
+            // paced: each push waits for a line on standard input (a driver reads the server's CPU in between)
+            if (paced && System.in.read() < 0) return;
+            System.gc();
+            long t0 = System.nanoTime();
+            IstiodClient client = new IstiodClient(port).start();
+            while (!client.synced() || client.held() < services) LockSupport.parkNanos(2_000_000);
+            long end = System.nanoTime();
+            IstiodClient.Seen full = null;
+            for (IstiodClient.Seen s : client.seen()) {
+                if (s.resources() >= services) {
+                    full = s;
+                    break;
+                }
+            }
+            System.out.printf(
+                    "push-probe: push %d: %,d B firstByte %d ms arrived %d ms parsed %d ms decoded %d ms%n",
+                    p,
+                    full.bytes(),
+                    TimeUnit.NANOSECONDS.toMillis(full.firstByteNanos() - t0),
+                    TimeUnit.NANOSECONDS.toMillis(full.arrivedNanos() - t0),
+                    TimeUnit.NANOSECONDS.toMillis(full.nanos() - t0),
+                    TimeUnit.NANOSECONDS.toMillis(end - t0));
+            System.out.flush();
+            client.close();
         }
     }
 

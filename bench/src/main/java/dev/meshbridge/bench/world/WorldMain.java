@@ -273,6 +273,11 @@ public final class WorldMain {
         }
         r.put("millis", Long.toString(last == null ? -1 : TimeUnit.NANOSECONDS.toMillis(last.nanos() - start)));
         r.put("decodedMillis", Long.toString(TimeUnit.NANOSECONDS.toMillis(end - start)));
+        // where the push's time went: until its first byte, until its last (before gRPC parsed it)
+        if (last != null && last.firstByteNanos() != 0) {
+            r.put("firstByteMillis", Long.toString(TimeUnit.NANOSECONDS.toMillis(last.firstByteNanos() - start)));
+            r.put("arrivedMillis", Long.toString(TimeUnit.NANOSECONDS.toMillis(last.arrivedNanos() - start)));
+        }
         r.put("synced", Boolean.toString(client.synced()));
         r.put("held", Integer.toString(client.held()));
         r.put("bytes", Integer.toString(last == null ? 0 : last.bytes()));
