@@ -227,6 +227,12 @@ final class ResultsWriter {
                 bytes == null
                         ? "-"
                         : fmt("%.1f MB in %.1f s", Double.parseDouble(bytes) / MB, Double.parseDouble(millis) / 1e3)
+                                + (b.mcpConnect.containsKey("eachMillis")
+                                        ? " (median of "
+                                                + b.mcpConnect.get("eachMillis").split(",").length
+                                                + " connections after two that"
+                                                + " warm the client up: " + b.mcpConnect.get("eachMillis") + " ms)"
+                                        : "")
                                 + decoded(b.mcpConnect.get("decodedMillis")),
                 bytes == null ? null : Double.parseDouble(millis) <= 2_000);
         line();
