@@ -50,7 +50,8 @@ final class Heap {
      * One full collection, before a measured block of single changes: the baseline's changes leave gigabytes of
      * garbage at a million endpoints, and a block that starts while the collector works through them (a concurrent
      * cycle, the write barriers it arms) pays for the other side's garbage: 0.22 to 1.23 ms per change against 0.25
-     * ms alone (issue 22, bench/README.md). Neither side's block runs on the other's garbage this way.
+     * ms alone (issue 22, bench/README.md). Neither side's block runs in a collection the other's garbage started
+     * this way; the rest of that gap stays (the fourteenth session measured it with this collection in place).
      */
     static void collect() {
         System.gc();
