@@ -32,19 +32,7 @@ class AdsNonceTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = new AdsServer(
-                        new AdsOptions(
-                                "nonce",
-                                "127.0.0.1",
-                                0,
-                                Duration.ZERO,
-                                Duration.ZERO,
-                                AdsLimits.DEFAULTS,
-                                Duration.ZERO,
-                                Duration.ZERO),
-                        ResourceTypes.of(List.of(THING)),
-                        meters)
-                .start();
+        server = AdsDrainTest.started("nonce", meters, THING);
         server.markReady("test");
         client = new AdsTestClient(server.port(), Node.newBuilder().setId("n").build());
     }

@@ -212,25 +212,17 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
      */
     private void take(MeshSnapshot snapshot) {
         takenSequence = snapshot.sequence();
+        if (waiting == null) waitingEventNanos = snapshot.firstEventNanos();
+        collect(snapshot);
+        waiting = snapshot;
         long pace = options.minPushInterval().toMillis();
         boolean small = !snapshot.routesChanged()
                 && snapshot.changed().size() + snapshot.removed().size() <= PACED_SERVICES;
         long now = clock.millis();
         if (pace <= 0 || !small || now - lastApplyMillis >= pace) {
-            applyNow(snapshot);
+            applyWaiting();
             return;
         }
-        if (waiting == null) waitingEventNanos = snapshot.firstEventNanos();
-        if (waiting != null && snapshot.sequence() == waiting.sequence() + 1) {
-            waitingHosts.addAll(snapshot.changed());
-            waitingHosts.addAll(snapshot.removed());
-        } else if (waiting == null && applied != null && snapshot.sequence() == applied.sequence() + 1) {
-            waitingHosts.addAll(snapshot.changed());
-            waitingHosts.addAll(snapshot.removed());
-        } else {
-            waitingAll = true;
-        }
-        waiting = snapshot;
         metrics.pacedSnapshots.increment();
         if (!applyScheduled) {
             applyScheduled = true;
@@ -239,47 +231,35 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         }
     }
 
+    /**
+     * Adds a snapshot's changed and removed hosts to those of the snapshots taken since the last application; when it
+     * does not follow the one before, its application compares every host.
+     */
+    private void collect(MeshSnapshot snapshot) {
+        MeshSnapshot before = waiting != null ? waiting : applied;
+        if (before != null && snapshot.sequence() == before.sequence() + 1) {
+            waitingHosts.addAll(snapshot.changed());
+            waitingHosts.addAll(snapshot.removed());
+        } else {
+            waitingAll = true;
+        }
+    }
+
     private void applyScheduled() {
         applyScheduled = false;
         applyWaiting();
     }
 
-    /** Applies what waits for its paced application, if anything (serving thread). */
+    /** Applies the newest snapshot taken in, with every one that waited before it, if any (serving thread). */
     private void applyWaiting() {
-        MeshSnapshot w = waiting;
-        if (w != null) applyNow(w);
-    }
-
-    /** Applies a snapshot with whatever waited before it. */
-    private void applyNow(MeshSnapshot snapshot) {
-        long eventNanos = waiting != null ? waitingEventNanos : snapshot.firstEventNanos();
-        Collection<String> hosts;
-        if (waiting != null && !waitingAll && snapshot.sequence() >= waiting.sequence()) {
-            TreeSet<String> h = new TreeSet<>(waitingHosts);
-            if (snapshot != waiting) {
-                if (snapshot.sequence() == waiting.sequence() + 1) {
-                    h.addAll(snapshot.changed());
-                    h.addAll(snapshot.removed());
-                } else {
-                    h = null;
-                }
-            }
-            hosts = h;
-        } else if (waiting != null) {
-            hosts = null;
-        } else if (applied != null && snapshot.sequence() == applied.sequence() + 1) {
-            TreeSet<String> h = new TreeSet<>(snapshot.removed());
-            h.addAll(snapshot.changed());
-            hosts = h;
-        } else {
-            hosts = null;
-        }
+        MeshSnapshot snapshot = waiting;
+        if (snapshot == null) return;
+        Collection<String> hosts = waitingAll ? null : new TreeSet<>(waitingHosts);
         waiting = null;
         waitingAll = false;
         if (waitingHosts.size() > PACED_SERVICES * 4) waitingHosts = new HashSet<>();
         else waitingHosts.clear();
-        Collection<String> examine = hosts;
-        engine.applyChange(eventNanos, () -> apply(snapshot, examine));
+        engine.applyChange(waitingEventNanos, () -> apply(snapshot, hosts));
         lastApplyMillis = clock.millis();
     }
 

@@ -153,6 +153,14 @@ final class IstiodClient implements AutoCloseable {
         return List.copyOf(seen);
     }
 
+    /** The first ServiceEntry response that carried at least {@code resources} (the whole-set push), or null. */
+    synchronized Seen firstWithAtLeast(int resources) {
+        for (Seen s : seen) {
+            if (s.resources() >= resources) return s;
+        }
+        return null;
+    }
+
     synchronized int held() {
         return versions.size();
     }

@@ -58,13 +58,7 @@ public final class McpPushProbe {
                 IstiodClient client = new IstiodClient(mcp.port()).start();
                 while (!client.synced() || client.held() < services) LockSupport.parkNanos(2_000_000);
                 long[] after = cpu();
-                IstiodClient.Seen full = null;
-                for (IstiodClient.Seen s : client.seen()) {
-                    if (s.resources() >= services) {
-                        full = s;
-                        break;
-                    }
-                }
+                IstiodClient.Seen full = client.firstWithAtLeast(services);
                 System.out.printf(
                         "push-probe: full push %d: %,d B received whole after %d ms (decoded %d ms); mcp thread %.0f"
                                 + " ms CPU, server transport %.0f ms CPU%n",
@@ -125,13 +119,7 @@ public final class McpPushProbe {
             IstiodClient client = new IstiodClient(port).start();
             while (!client.synced() || client.held() < services) LockSupport.parkNanos(2_000_000);
             long end = System.nanoTime();
-            IstiodClient.Seen full = null;
-            for (IstiodClient.Seen s : client.seen()) {
-                if (s.resources() >= services) {
-                    full = s;
-                    break;
-                }
-            }
+            IstiodClient.Seen full = client.firstWithAtLeast(services);
             System.out.printf(
                     "push-probe: push %d: %,d B firstByte %d ms arrived %d ms parsed %d ms decoded %d ms%n",
                     p,

@@ -268,15 +268,15 @@ public final class WorldMain {
         return r;
     }
 
+    /** Connections whose whole-set push is measured (after two that warm the client up); the median is the figure. */
+    static final int MEASURED_PUSHES = 3;
+
     /**
      * Connects a new istiod-like client and waits until it holds {@code expected} ServiceEntries and every type was
      * answered. Puts into {@code r}: {@code millis}, from the subscription to the ServiceEntry response received whole
      * (the push); {@code decodedMillis}, until the client had also unpacked every resource and every type was answered
      * (adds the client's own decoding); {@code synced}, {@code held}, {@code bytes}.
      */
-    /** Connections whose whole-set push is measured (after two that warm the client up); the median is the figure. */
-    static final int MEASURED_PUSHES = 3;
-
     private static IstiodClient fullPush(int port, int expected, long timeoutNanos, Map<String, String> r) {
         long start = System.nanoTime();
         IstiodClient client = new IstiodClient(port).start();
@@ -285,12 +285,10 @@ public final class WorldMain {
             LockSupport.parkNanos(2_000_000);
         }
         long end = System.nanoTime();
+        // the full push, not a later one; else the last response seen
+        IstiodClient.Seen last = client.firstWithAtLeast(expected);
         List<IstiodClient.Seen> seen = client.seen();
-        IstiodClient.Seen last = null;
-        for (IstiodClient.Seen s : seen) {
-            last = s;
-            if (s.resources() >= expected) break; // the full push, not a later one
-        }
+        if (last == null && !seen.isEmpty()) last = seen.get(seen.size() - 1);
         r.put("millis", Long.toString(last == null ? -1 : TimeUnit.NANOSECONDS.toMillis(last.nanos() - start)));
         r.put("decodedMillis", Long.toString(TimeUnit.NANOSECONDS.toMillis(end - start)));
         // where the push's time went: until its first byte, until its last (before gRPC parsed it)
