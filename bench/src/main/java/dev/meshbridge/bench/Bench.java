@@ -97,6 +97,7 @@ final class Bench {
         Target baseline = null;
         try {
             bridge = ingest(b, BridgeTarget::new);
+            aloneCost(b, bridge);
             baseline = bounded(base, "cold ingest", () -> ingest(base, BaselineTarget::new));
             changeCost(b, bridge, base, baseline);
             if (changesOnly) {
@@ -231,14 +232,87 @@ final class Bench {
     }
 
     /**
-     * Warms both sides up (changes in bursts, as a running bridge has seen many), then measures single changes, each
-     * published and applied before the next, nobody connected, in alternating blocks: a block on the bridge, a block on
-     * the baseline, and so on ({@link LoadProfile#pairs()} pairs). Then the same number of changes in bursts, per
-     * side.
+     * The bridge's single-change cost as its users' bridge runs: alone in its JVM, before the baseline has ingested
+     * anything. It warms up (changes in bursts, as a running bridge has seen many, then single changes), then measures
+     * {@link LoadProfile#pairs()} blocks of single changes, each published and applied before the next, nobody
+     * connected. This is the goal's figure; {@link #changeCost} measures the same blocks again alternating with the
+     * baseline's, with both catalogs in this JVM, for the ratio.
+     *
+     * <p>Why apart: with the baseline's catalog merely held in the same heap (none of its changes running), the same
+     * bridge blocks cost a quarter to a half more CPU ({@code ChangeCostMain -Dbaseline.hold=true}, bench/README.md,
+     * "fifteenth session"); a deployed bridge never shares its JVM with another control plane's million endpoints.
      */
+    private void aloneCost(Side b, Target bridge) throws Exception {
+        SpiDriver driver = new SpiDriver(spi, bridge.aggregator(), null, this::quietId, 19);
+        int pairs = Math.max(1, load.pairs());
+        int n = Math.max(1, load.changeCostChanges() / pairs);
+        log(
+                "%s: %d changes to warm up, then %d blocks of %d single changes, alone in this JVM (before the"
+                        + " baseline's ingest), no client",
+                b.name, load.warmUpChanges(), pairs, n);
+        warmUp(bridge, driver, load.warmUpChanges(), SINGLE_WARM_UP, limit(b));
+        for (int p = 0; p < pairs; p++) {
+            JfrProfile recording = p == 0 ? new JfrProfile(work.resolve(b.name + "-single-changes.jfr")) : null;
+            Measured m;
+            try {
+                m = singleChanges(bridge, driver, n, limit(b));
+            } finally {
+                if (recording != null) b.changeProfile = recording.stop();
+            }
+            m.cost().forEach((g, c) -> b.aloneCost.merge(g, c, ThreadCost.Cost::plus));
+            b.aloneCount += n;
+            b.aloneBlocks.add(m.block());
+        }
+    }
+
+    /** A block of single changes: what it cost per thread group, this process's CPU, and the block's summary. */
+    private record Measured(Map<String, ThreadCost.Cost> cost, long processCpu, Side.Block block) {}
+
+    /**
+     * {@code n} single changes, each made a quiet period after the one before was served, published and applied
+     * before the next, so each runs alone; what a server paced is applied before the block and at its end, so the
+     * block counts its own changes' work and only theirs. The block starts on a collected heap.
+     */
+    private Measured singleChanges(Target target, SpiDriver driver, int n, long limit) throws Exception {
+        target.applyPaced(limit);
+        Heap.collect();
+        long[] ticks = Machine.cpuTicks();
+        String loadAverage = Machine.currentLoadAverage();
+        ThreadCost before = ThreadCost.now();
+        for (int k = 0; k < n; k++) oneAtATime(target, driver, limit);
+        target.applyPaced(limit);
+        ThreadCost after = ThreadCost.now();
+        Map<String, ThreadCost.Cost> cost = after.since(before);
+        ThreadCost.Cost sum = ThreadCost.sum(cost, target.changeGroups());
+        return new Measured(
+                cost,
+                after.processCpuSince(before),
+                new Side.Block(
+                        n,
+                        new ThreadCost.Cost(sum.cpu() / n, sum.allocated() / n),
+                        busy(ticks, Machine.cpuTicks()),
+                        loadAverage));
+    }
+
+    /** Changes in bursts of fifty, then {@code singles} single changes (0 for none), each applied before the next. */
+    private void warmUp(Target target, SpiDriver driver, int bursts, int singles, long limit) throws Exception {
+        for (int k = 0; k < bursts; k += 50) {
+            for (int j = 0; j < 50; j++) driver.change(driver.randomService());
+            target.settle(limit);
+        }
+        // then single changes, as measured: fifty to a snapshot ran the per-snapshot code a fortieth as often, and the
+        // measured blocks ran it half compiled (ChangeCostMain's finding)
+        for (int k = 0; k < singles; k++) oneAtATime(target, driver, limit);
+    }
+
     /** Single changes that warm the bridge up before its single changes are measured (about 12 ms each). */
     static final int SINGLE_WARM_UP = Integer.getInteger("bench.singleWarmUp", 5_000);
 
+    /**
+     * Warms both sides up again (the baseline for the first time), then measures single changes as {@link #aloneCost}
+     * does, in alternating blocks: a block on the bridge, a block on the baseline, and so on ({@link
+     * LoadProfile#pairs()} pairs), both catalogs in this JVM. Then the same number of changes in bursts, per side.
+     */
     private void changeCost(Side b, Target bridge, Side base, Target baseline) throws Exception {
         Side[] sides = {b, base};
         Target[] targets = {bridge, baseline};
@@ -254,14 +328,14 @@ final class Bench {
                             + " in bursts of %d, no client",
                     sides[s].name, sides[s].warmUpChanges, counts[s], pairs, sides[1 - s].name, counts[s], BURST);
             try {
-                for (int k = 0; k < sides[s].warmUpChanges; k += 50) {
-                    for (int j = 0; j < 50; j++) drivers[s].change(drivers[s].randomService());
-                    targets[s].settle(limit(sides[s]));
-                }
-                // then single changes, as measured (the bridge only: the baseline's take a second each at 1M): fifty
-                // to a snapshot ran the per-snapshot code a fortieth as often, and the measured blocks ran it half
-                // compiled (ChangeCostMain's finding)
-                for (int k = 0; s == 0 && k < SINGLE_WARM_UP; k++) oneAtATime(targets[s], drivers[s], limit(sides[s]));
+                // single changes on the bridge only (the baseline's take a second each at 1M), a fifth as many as
+                // before its blocks alone: it is compiled, and they recompile what the baseline's ingest undid
+                warmUp(
+                        targets[s],
+                        drivers[s],
+                        sides[s].warmUpChanges,
+                        s == 0 ? SINGLE_WARM_UP / 5 : 0,
+                        limit(sides[s]));
             } catch (Exception e) {
                 if (s == 0) throw e;
                 stop(sides[s], targets[s], "warm-up changes", e);
@@ -275,37 +349,20 @@ final class Bench {
             for (int s = 0; s < 2; s++) {
                 if (targets[s] == null) continue;
                 int n = Math.max(1, counts[s] / pairs);
-                JfrProfile recording =
-                        s == 0 && p == 0 ? new JfrProfile(work.resolve(sides[s].name + "-single-changes.jfr")) : null;
-                // what a server paced before the block is applied before it, so the block counts its own changes
-                targets[s].applyPaced(limit(sides[s]));
-                Heap.collect();
-                long[] ticks = Machine.cpuTicks();
-                String loadAverage = Machine.currentLoadAverage();
-                ThreadCost before = ThreadCost.now();
+                Measured m;
                 try {
-                    for (int k = 0; k < n; k++) oneAtATime(targets[s], drivers[s], limit(sides[s]));
-                    targets[s].applyPaced(limit(sides[s]));
+                    m = singleChanges(targets[s], drivers[s], n, limit(sides[s]));
                 } catch (Exception e) {
                     if (s == 0) throw e;
-                    if (recording != null) recording.stop();
                     stop(sides[s], targets[s], "single changes", e);
                     targets[s] = null;
                     continue;
                 }
-                ThreadCost after = ThreadCost.now();
-                if (recording != null) sides[s].changeProfile = recording.stop();
-                Map<String, ThreadCost.Cost> cost = after.since(before);
                 Side side = sides[s];
-                cost.forEach((g, c) -> side.changeCost.merge(g, c, ThreadCost.Cost::plus));
-                sides[s].changeCount += n;
-                sides[s].changeProcessCpu += after.processCpuSince(before);
-                ThreadCost.Cost sum = ThreadCost.sum(cost, targets[s].changeGroups());
-                sides[s].blocks.add(new Side.Block(
-                        n,
-                        new ThreadCost.Cost(sum.cpu() / n, sum.allocated() / n),
-                        busy(ticks, Machine.cpuTicks()),
-                        loadAverage));
+                m.cost().forEach((g, c) -> side.changeCost.merge(g, c, ThreadCost.Cost::plus));
+                side.changeCount += n;
+                side.changeProcessCpu += m.processCpu();
+                side.blocks.add(m.block());
             }
         }
         for (int s = 0; s < 2; s++) {

@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * at once on the leading edge since issue 22's sixth session, by the quiet-period timer before); {@code gap}: as {@code flush}, then 10 ms parked before the next change. {@code -Dbaseline=N} also holds the
  * java-control-plane baseline with the same catalog in this JVM, as {@code bench/run} did, and makes N of its single
  * changes before each cycle of procedures (about 1.5 s of CPU and 0.7 GB of garbage each at 1M endpoints: give the
- * JVM 8 GB).
+ * JVM 8 GB); {@code -Dbaseline.hold=true} holds it with none of its changes (what merely sharing the JVM with its
+ * catalog does to the bridge's changes).
  */
 public final class ChangeCostMain {
 
@@ -90,14 +91,16 @@ public final class ChangeCostMain {
             String[] procedures = System.getProperty("procedures", "flush").split(",");
             int rounds = Integer.getInteger("rounds", 3);
             int baselineChanges = Integer.getInteger("baseline", 0);
-            Target baseline = baselineChanges > 0 ? baseline(catalog, services, instances) : null;
+            Target baseline = baselineChanges > 0 || Boolean.getBoolean("baseline.hold")
+                    ? baseline(catalog, services, instances)
+                    : null;
             SpiDriver baselineDriver = baseline == null
                     ? null
                     : new SpiDriver(
                             catalog, baseline.aggregator(), null, () -> 1 + ids[0]++ % (Bench.QUIET_IDS - 1), 11);
             for (int round = 0; round < rounds * procedures.length; round++) {
                 String procedure = procedures[round % procedures.length];
-                if (baseline != null && round % procedures.length == 0) {
+                if (baseline != null && baselineChanges > 0 && round % procedures.length == 0) {
                     ThreadCost b0 = ThreadCost.now();
                     for (int k = 0; k < baselineChanges; k++) {
                         baselineDriver.change(baselineDriver.randomService());

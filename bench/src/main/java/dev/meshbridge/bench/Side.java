@@ -65,6 +65,15 @@ final class Side {
     /** The interleaved blocks of single changes, in order. */
     final List<Block> blocks = new ArrayList<>();
 
+    /**
+     * The bridge's blocks of single changes measured alone in the JVM, before the baseline ingested anything (the
+     * goal's figure), in order; their cost per thread group, and how many changes they made.
+     */
+    final List<Block> aloneBlocks = new ArrayList<>();
+
+    Map<String, ThreadCost.Cost> aloneCost = new LinkedHashMap<>();
+    int aloneCount;
+
     final String name;
     /** Null while the side runs; else what it did not finish in time (it was stopped there, see {@link Bench}). */
     String unfinished;
@@ -133,6 +142,16 @@ final class Side {
     /** A per-change cost of the named groups, changes one at a time, or null when nothing was measured. */
     ThreadCost.Cost perChange(String... groups) {
         return perChange(changeCost, groups);
+    }
+
+    /**
+     * The same, measured alone in the JVM ({@link #aloneBlocks}) when it was; else the alternating blocks' ({@link
+     * #perChange}).
+     */
+    ThreadCost.Cost perChangeAlone(String... groups) {
+        if (aloneCount == 0 || aloneCost.isEmpty()) return perChange(groups);
+        ThreadCost.Cost sum = ThreadCost.sum(aloneCost, groups);
+        return new ThreadCost.Cost(sum.cpu() / aloneCount, sum.allocated() / aloneCount);
     }
 
     /** The same, changes in bursts. */

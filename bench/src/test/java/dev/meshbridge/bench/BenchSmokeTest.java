@@ -34,13 +34,18 @@ class BenchSmokeTest {
                 .singleElement()
                 .satisfies(row ->
                         assertThat(row).contains("exactly 1 in 3 of 3 changes").endsWith("| met |"));
-        // the single change as it arrives alone and back to back, so a reader sees both procedures' figures
+        // the single change as it arrives alone (the goal's figure from the bridge alone in the JVM, then the blocks
+        // alternating with the baseline's) and back to back, so a reader sees every procedure's figure
         assertThat(rows)
                 .filteredOn(row -> row.startsWith("| CPU and garbage of one single-instance change"))
                 .singleElement()
                 .satisfies(row -> assertThat(row)
-                        .contains("one at a time, each alone (a quiet period after the one before): ")
+                        .containsPattern("one at a time, each alone \\(a quiet period after the one before\\), the"
+                                + " bridge alone in this JVM, blocks [0-9.]+ and [0-9.]+ ms: [0-9.]+ ms")
+                        .containsPattern("in the blocks alternating with the baseline's, its catalog in this JVM too,"
+                                + " [0-9.]+ and [0-9.]+ ms: [0-9.]+ ms")
                         .contains("back to back (each published at once, no pause): "));
+        assertThat(md).contains("The bridge's single changes alone in this JVM, before the baseline's ingest");
         // each cold ingest with what the machine and the JVM did meanwhile (GC, load, CPU), both sides
         assertThat(md)
                 .contains("While it ran (start to served): the bridge: load average ")
