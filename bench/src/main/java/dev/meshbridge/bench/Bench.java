@@ -238,9 +238,10 @@ final class Bench {
      * connected. This is the goal's figure; {@link #changeCost} measures the same blocks again alternating with the
      * baseline's, with both catalogs in this JVM, for the ratio.
      *
-     * <p>Why apart: with the baseline's catalog merely held in the same heap (none of its changes running), the same
-     * bridge blocks cost a quarter to a half more CPU ({@code ChangeCostMain -Dbaseline.hold=true}, bench/README.md,
-     * "fifteenth session"); a deployed bridge never shares its JVM with another control plane's million endpoints.
+     * <p>Why apart: with the baseline's catalog merely held in the same heap (none of its changes running), or 1.4 GB
+     * of plain objects held instead, the same bridge changes cost about a quarter more CPU ({@code ChangeCostMain
+     * -Dbaseline.hold=true}, {@code -Dballast=8}; bench/README.md, "The fifteenth session"); a deployed bridge never
+     * shares its JVM with another control plane's million endpoints.
      */
     private void aloneCost(Side b, Target bridge) throws Exception {
         SpiDriver driver = new SpiDriver(spi, bridge.aggregator(), null, this::quietId, 19);

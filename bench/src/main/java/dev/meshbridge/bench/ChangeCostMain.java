@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
  * java-control-plane baseline with the same catalog in this JVM, as {@code bench/run} did, and makes N of its single
  * changes before each cycle of procedures (about 1.5 s of CPU and 0.7 GB of garbage each at 1M endpoints: give the
  * JVM 8 GB); {@code -Dbaseline.hold=true} holds it with none of its changes (what merely sharing the JVM with its
- * catalog does to the bridge's changes).
+ * catalog does to the bridge's changes); {@code -Dballast=N} holds N million map entries of plain objects instead (a
+ * large live set that is not another control plane).
  */
 public final class ChangeCostMain {
 
@@ -94,6 +95,11 @@ public final class ChangeCostMain {
             Target baseline = baselineChanges > 0 || Boolean.getBoolean("baseline.hold")
                     ? baseline(catalog, services, instances)
                     : null;
+            // -Dballast=N: N million map entries of plain objects held as long as the rounds (experiments: whether a
+            // large live set that is not another control plane does to the bridge's changes what the baseline does)
+            java.util.Map<String, long[]> ballast = new java.util.HashMap<>();
+            for (int k = 0; k < Integer.getInteger("ballast", 0) * 1_000_000; k++) ballast.put("b" + k, new long[8]);
+            if (!ballast.isEmpty()) Bench.log("ballast: %,d entries", ballast.size());
             SpiDriver baselineDriver = baseline == null
                     ? null
                     : new SpiDriver(
@@ -173,6 +179,7 @@ public final class ChangeCostMain {
                 }
             }
             if (recording != null) recording.close();
+            if (ballast.size() < 0) throw new AssertionError(); // held to here
             if (baseline != null) baseline.close();
         }
     }
