@@ -153,8 +153,17 @@ final class ResourceIndex {
      * Applies the change from {@code before} to {@code after} (both sorted by type, then name). A resource is removed
      * only while the served one is the same (same version): a name the Ingress routes gave up to a service (a
      * Kubernetes Service host that is also in the catalog) is not taken from the service.
+     *
+     * <p>A resource that is the very instance it was before (a translation reuses what did not change, see {@link
+     * EnvoyTranslator#translate(dev.meshbridge.core.model.MeshService, ServiceResources, java.util.Set)}; {@link #held}
+     * gives the served one for an unchanged version) is not put again: the engine serves it already with the same
+     * version and roles (the same producer gives the same roles), and a put would only have looked its name up in the
+     * type's table, one of 100,000s, to find nothing to do. No other producer serves a name a producer holds: the
+     * Ingress routes make a Kubernetes Service's cluster only while no catalog service has that host, and translate
+     * again in the same snapshot in which one appears.
+     *
+     * @param listenerRoles the roles whose wildcard listener subscriptions include the listeners among {@code after}
      */
-    /** @param listenerRoles the roles whose wildcard listener subscriptions include the listeners among {@code after} */
     private void diff(List<XdsResource> before, List<XdsResource> after, int listenerRoles) {
         int i = 0;
         int j = 0;
@@ -168,6 +177,9 @@ final class ResourceIndex {
                     changes[b.type().ordinal()]++;
                 }
                 i++;
+            } else if (c == 0 && a == b) {
+                i++;
+                j++;
             } else {
                 int roles = a.type() == XdsType.LISTENER ? listenerRoles : AdsEngine.ALL_ROLES;
                 if (engine.put(a.type().resourceType(), a, roles))

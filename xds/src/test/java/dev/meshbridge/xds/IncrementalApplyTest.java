@@ -1,0 +1,123 @@
+package dev.meshbridge.xds;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.meshbridge.core.model.Endpoint;
+import dev.meshbridge.core.model.MeshSnapshot;
+import dev.meshbridge.core.model.Protocol;
+import dev.meshbridge.core.model.ServiceKey;
+import dev.meshbridge.core.model.ServicePort;
+import dev.meshbridge.core.spi.RegistryEvent;
+import dev.meshbridge.core.spi.ServiceRemoval;
+import dev.meshbridge.core.spi.ServiceUpsert;
+import dev.meshbridge.core.testing.TestCatalog;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A snapshot applied incrementally serves what a rebuild from it serves, resource for resource and version for
+ * version, though the resources a translation reuses unchanged are not put again.
+ */
+class IncrementalApplyTest {
+
+    private static final ServicePort HTTP = new ServicePort("http", 80, Protocol.HTTP);
+    private static final ServicePort ADMIN = new ServicePort("admin", 8081, Protocol.HTTP);
+    private static final String WIDE = "wide.zookeeper";
+
+    /**
+     * A service on two ports: {@code http} on a few endpoints, {@code admin} on {@code heavy} endpoints of the
+     * largest weight; above 4,294 of them, their sum no longer fits in 32 bits and the port has no cluster.
+     */
+    private static ServiceUpsert wide(int http, int heavy) {
+        List<Endpoint> endpoints = new ArrayList<>();
+        for (int i = 0; i < http; i++) {
+            endpoints.add(
+                    Endpoint.builder("10.9.0." + (1 + i)).port("http", 8080).build());
+        }
+        for (int i = 0; i < heavy; i++) {
+            endpoints.add(Endpoint.builder("10.8." + (i / 250) + "." + (1 + i % 250))
+                    .port("admin", 8081)
+                    .weight(Endpoint.MAX_WEIGHT)
+                    .build());
+        }
+        return new ServiceUpsert(
+                new ServiceKey("zookeeper", Upserts.REGISTRY, "", "", "wide", ""),
+                WIDE,
+                List.of(HTTP, ADMIN),
+                endpoints);
+    }
+
+    /** Every resource the core's engine serves (type and name) with its content version. */
+    private static Map<String, Long> served(XdsCore core) {
+        Map<String, Long> out = new TreeMap<>();
+        for (XdsType t : XdsType.all()) {
+            core.index()
+                    .engine()
+                    .forEach(t.resourceType(), r -> out.put(t.shortName() + " " + r.name(), r.versionHash()));
+        }
+        return out;
+    }
+
+    @Test
+    void eachSnapshotAppliedIncrementally_servesWhatARebuildFromItServes() {
+        ServiceUpsert orders1 = Upserts.springCloud(
+                "orders", List.of(Upserts.springInstance("10.0.0.1", 8080).build()));
+        ServiceUpsert orders2 = Upserts.springCloud(
+                "orders",
+                List.of(
+                        Upserts.springInstance("10.0.0.1", 8080).build(),
+                        Upserts.springInstance("10.0.0.2", 8080).build()));
+        ServiceUpsert orders3 = Upserts.springCloud(
+                "orders",
+                List.of(
+                        Upserts.springInstance("10.0.0.1", 8080).weight(7).build(),
+                        Upserts.springInstance("10.0.0.2", 8080).build()));
+        ServiceUpsert greeter = Upserts.dubboInterface(
+                "org.demo.Greeter",
+                "1.0.0",
+                "",
+                List.of(Upserts.dubboProvider("10.0.2.1", 20880, Map.of()).build()));
+        ServiceUpsert greeter2 = Upserts.dubboInterface(
+                "org.demo.Greeter",
+                "1.0.0",
+                "",
+                List.of(
+                        Upserts.dubboProvider("10.0.2.1", 20880, Map.of()).build(),
+                        Upserts.dubboProvider("10.0.2.2", 20880, Map.of()).build()));
+        ServiceUpsert shop = Upserts.dubboApplication(
+                "shop", List.of(Upserts.dubboAppInstance("10.0.1.1", 50051).build()));
+        ServiceUpsert shop2 = Upserts.dubboApplication(
+                "shop",
+                List.of(
+                        Upserts.dubboAppInstance("10.0.1.1", 50051).build(),
+                        Upserts.dubboAppInstance("10.0.1.2", 50051).build()));
+        try (TestCatalog catalog = new TestCatalog()) {
+            List<MeshSnapshot> snapshots = SidecarBurstTest.snapshotsAfter(
+                    catalog,
+                    List.<RegistryEvent>of(
+                            orders1,
+                            greeter,
+                            shop,
+                            wide(2, 3),
+                            orders2,
+                            shop2,
+                            greeter2,
+                            orders3,
+                            wide(3, 3),
+                            new ServiceRemoval(shop.key()),
+                            orders2,
+                            shop));
+            XdsCore incremental = SidecarBurstTest.core();
+            for (MeshSnapshot s : snapshots) {
+                incremental.applySnapshot(s);
+                XdsCore rebuilt = SidecarBurstTest.core();
+                rebuilt.applySnapshot(s);
+                assertThat(served(incremental)).as("sequence %d", s.sequence()).isEqualTo(served(rebuilt));
+                assertThat(SidecarBurstTest.sidecar(incremental)).isEqualTo(SidecarBurstTest.sidecar(rebuilt));
+            }
+        }
+    }
+}
