@@ -49,6 +49,14 @@ final class XdsCore {
      * sorts them.
      */
     private final Map<String, EnvoySidecarTranslator.Entry> sidecarEntries = new HashMap<>();
+    /**
+     * The hosts of the snapshot being applied whose sidecar entry may have changed: each host updated, but for those
+     * whose entry cannot have changed ({@link #sameSidecarEntry}), and each changed host not in the snapshot. An
+     * endpoint change, the usual lone change, leaves it empty: no entry is made and none of the 100,000s in {@link
+     * #sidecarEntries} is looked up. A list, cleared in the time of its size: a hash set keeps the table an ingest
+     * grew it to (100,000s of hosts) and clears all of it.
+     */
+    private final List<String> sidecarDirty = new ArrayList<>();
 
     private boolean sidecarTranslated;
     /** A sidecar entry changed since the sidecar resources were last made (their translation was put off). */
@@ -172,6 +180,7 @@ final class XdsCore {
         boolean incremental = lastSequence >= 0 && next.sequence() == lastSequence + 1;
         Set<String> relabeled = updateRouteLabelKeys(next.routes());
         int translated = 0;
+        sidecarDirty.clear();
         if (incremental) {
             for (String host : next.removed()) {
                 updateService(host, null);
@@ -181,6 +190,8 @@ final class XdsCore {
                 if (s != null) {
                     updateService(host, translate(s));
                     translated++;
+                } else {
+                    sidecarDirty.add(host);
                 }
             }
             for (String host : relabeled) {
@@ -263,6 +274,7 @@ final class XdsCore {
 
     private void updateService(String host, ServiceResources next) {
         ServiceResources old = index.service(host);
+        if (sidecarTranslator != null && !sameSidecarEntry(old, next)) sidecarDirty.add(host);
         index.apply(host, next);
         trackSkipped(host, old == null ? List.of() : old.skipped(), next == null ? List.of() : next.skipped());
     }
@@ -279,6 +291,30 @@ final class XdsCore {
             if (warned.size() < MAX_WARNED && warned.add(key)) {
                 log.warn("xds left out host={} item={} reason={}: {}", host, s.item(), s.reason(), s.detail());
             }
+        }
+    }
+
+    /**
+     * Whether a service's sidecar entry ({@link EnvoySidecarTranslator#entry}) is the same with its new translation as
+     * with its old one, known without making it: the entry is the host (the same), the ports that have a cluster, and,
+     * only when one of them is a Dubbo port, the Dubbo identities from the labels and sources. With the same ports, no
+     * Dubbo port, and the same clusters by name, every part is the same. An endpoint change can change the clusters:
+     * a port whose weights overflow loses its cluster ({@code weight-overflow}), and then the entry is made.
+     */
+    static boolean sameSidecarEntry(ServiceResources old, ServiceResources next) {
+        if (old == null || next == null || !old.ports().equals(next.ports())) return false;
+        for (ServicePort p : next.ports()) {
+            if (p.protocol() == Protocol.DUBBO) return false;
+        }
+        // both sorted by type, then name: the clusters come first, in the same order when they are the same
+        List<XdsResource> a = old.resources();
+        List<XdsResource> b = next.resources();
+        for (int i = 0; ; i++) {
+            boolean ac = i < a.size() && a.get(i).type() == XdsType.CLUSTER;
+            boolean bc = i < b.size() && b.get(i).type() == XdsType.CLUSTER;
+            if (ac != bc) return false;
+            if (!ac) return true;
+            if (!a.get(i).name().equals(b.get(i).name())) return false;
         }
     }
 
@@ -355,7 +391,8 @@ final class XdsCore {
 
     /**
      * Makes the sidecars' outbound listeners and routes again when a service appeared, went, or changed what decides
-     * its routes (its served ports, its Dubbo interfaces); an endpoint change costs one comparison per changed host.
+     * its routes (its served ports, its Dubbo interfaces); an endpoint change costs a comparison of its clusters' names
+     * ({@link #sameSidecarEntry}).
      * The result is diffed per resource, so only the route configurations that differ are pushed.
      */
     private void applySidecar(MeshSnapshot next, boolean incremental, boolean later) {
@@ -363,8 +400,8 @@ final class XdsCore {
         boolean onlyAdded = true;
         Set<String> hosts = new HashSet<>();
         if (incremental) {
-            hosts.addAll(next.changed());
-            hosts.addAll(next.removed());
+            // the changed and removed hosts whose entry may have changed
+            hosts.addAll(sidecarDirty);
         } else {
             hosts.addAll(sidecarEntries.keySet());
             hosts.addAll(next.services().keySet());

@@ -19,13 +19,16 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A snapshot applied incrementally serves what a rebuild from it serves, resource for resource and version for
- * version, though the resources a translation reuses unchanged are not put again.
+ * version: the resources a translation reuses unchanged are not put again, and a sidecar entry is made again only
+ * when a service's clusters, ports or Dubbo identities may have changed, yet an endpoint change that costs a port its
+ * cluster (its weights overflow) still reaches the sidecars' outbound routes.
  */
 class IncrementalApplyTest {
 
     private static final ServicePort HTTP = new ServicePort("http", 80, Protocol.HTTP);
     private static final ServicePort ADMIN = new ServicePort("admin", 8081, Protocol.HTTP);
     private static final String WIDE = "wide.zookeeper";
+    private static final String WIDE_ADMIN = XdsNames.cluster(WIDE, ADMIN.number());
 
     /**
      * A service on two ports: {@code http} on a few endpoints, {@code admin} on {@code heavy} endpoints of the
@@ -59,6 +62,12 @@ class IncrementalApplyTest {
                     .forEach(t.resourceType(), r -> out.put(t.shortName() + " " + r.name(), r.versionHash()));
         }
         return out;
+    }
+
+    /** Whether some sidecar resource names the cluster. */
+    private static boolean sidecarNames(XdsCore core, String cluster) {
+        return core.index().sidecar().resources().stream()
+                .anyMatch(r -> r.value().toStringUtf8().contains(cluster));
     }
 
     @Test
@@ -118,6 +127,53 @@ class IncrementalApplyTest {
                 assertThat(served(incremental)).as("sequence %d", s.sequence()).isEqualTo(served(rebuilt));
                 assertThat(SidecarBurstTest.sidecar(incremental)).isEqualTo(SidecarBurstTest.sidecar(rebuilt));
             }
+        }
+    }
+
+    @Test
+    void anEndpointChangeThatCostsAPortItsCluster_reachesTheSidecars_oneThatDoesNotLeavesThem() {
+        try (TestCatalog catalog = new TestCatalog()) {
+            List<MeshSnapshot> snapshots = SidecarBurstTest.snapshotsAfter(
+                    catalog,
+                    List.of(
+                            wide(2, 4_294), // fits: 4,294,000,000
+                            wide(2, 4_295), // overflows: the admin port loses its cluster
+                            wide(3, 4_295), // an endpoint on http: the clusters stay
+                            wide(3, 4_294))); // fits again
+            XdsCore core = SidecarBurstTest.core();
+            core.applySnapshot(snapshots.get(0));
+            core.applySnapshot(snapshots.get(1));
+            assertThat(core.index().service(WIDE).find(XdsType.CLUSTER, WIDE_ADMIN))
+                    .isNotNull();
+            assertThat(sidecarNames(core, WIDE_ADMIN)).isTrue();
+            long translations = core.sidecarTranslations();
+            Map<String, Long> sidecar = SidecarBurstTest.sidecar(core);
+
+            core.applySnapshot(snapshots.get(2));
+            assertThat(core.index().service(WIDE).find(XdsType.CLUSTER, WIDE_ADMIN))
+                    .isNull();
+            assertThat(core.index().service(WIDE).skipped())
+                    .extracting(ServiceResources.Skipped::reason)
+                    .contains("weight-overflow");
+            assertThat(core.sidecarTranslations()).isEqualTo(translations + 1);
+            assertThat(sidecarNames(core, WIDE_ADMIN))
+                    .as("no route names the cluster gone")
+                    .isFalse();
+            assertThat(sidecarNames(core, XdsNames.cluster(WIDE, HTTP.number())))
+                    .isTrue();
+            assertThat(SidecarBurstTest.sidecar(core)).isNotEqualTo(sidecar);
+            Map<String, Long> withoutAdmin = SidecarBurstTest.sidecar(core);
+
+            core.applySnapshot(snapshots.get(3));
+            assertThat(core.sidecarTranslations())
+                    .as("an endpoint change alone")
+                    .isEqualTo(translations + 1);
+            assertThat(SidecarBurstTest.sidecar(core)).isEqualTo(withoutAdmin);
+
+            core.applySnapshot(snapshots.get(4));
+            assertThat(core.sidecarTranslations()).isEqualTo(translations + 2);
+            assertThat(SidecarBurstTest.sidecar(core)).isEqualTo(sidecar);
+            assertThat(sidecarNames(core, WIDE_ADMIN)).isTrue();
         }
     }
 }
