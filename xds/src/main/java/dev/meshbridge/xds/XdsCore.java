@@ -184,11 +184,12 @@ final class XdsCore {
         if (incremental) {
             for (String host : next.removed()) {
                 updateService(host, null);
+                sidecarDirty.add(host);
             }
             for (String host : next.changed()) {
                 MeshService s = next.service(host);
                 if (s != null) {
-                    updateService(host, translate(s));
+                    retranslate(s);
                     translated++;
                 } else {
                     sidecarDirty.add(host);
@@ -197,7 +198,7 @@ final class XdsCore {
             for (String host : relabeled) {
                 MeshService s = next.service(host);
                 if (s != null && !next.changed().contains(host)) {
-                    updateService(host, translate(s));
+                    retranslate(s);
                     translated++;
                 }
             }
@@ -272,9 +273,21 @@ final class XdsCore {
         return changed;
     }
 
+    /**
+     * Translates a service of an incremental snapshot again and serves it, noting its host when its sidecar entry may
+     * have changed: the entry was made from the service in the last snapshot ({@link #snapshot}) and its translation
+     * served until now.
+     */
+    private void retranslate(MeshService s) {
+        ServiceResources old = index.service(s.host());
+        ServiceResources next = translate(s);
+        if (sidecarTranslator != null && !sameSidecarEntry(old, next, snapshot.service(s.host()), s))
+            sidecarDirty.add(s.host());
+        updateService(s.host(), next);
+    }
+
     private void updateService(String host, ServiceResources next) {
         ServiceResources old = index.service(host);
-        if (sidecarTranslator != null && !sameSidecarEntry(old, next)) sidecarDirty.add(host);
         index.apply(host, next);
         trackSkipped(host, old == null ? List.of() : old.skipped(), next == null ? List.of() : next.skipped());
     }
@@ -297,14 +310,20 @@ final class XdsCore {
     /**
      * Whether a service's sidecar entry ({@link EnvoySidecarTranslator#entry}) is the same with its new translation as
      * with its old one, known without making it: the entry is the host (the same), the ports that have a cluster, and,
-     * only when one of them is a Dubbo port, the Dubbo identities from the labels and sources. With the same ports, no
-     * Dubbo port, and the same clusters by name, every part is the same. An endpoint change can change the clusters:
-     * a port whose weights overflow loses its cluster ({@code weight-overflow}), and then the entry is made.
+     * only when one of them is a Dubbo port, the Dubbo identities from the labels and sources. With the same ports, the
+     * same clusters by name, and (with a Dubbo port) the same labels and sources, every part is the same. An endpoint
+     * change can change the clusters: a port whose weights overflow loses its cluster ({@code weight-overflow}), and
+     * then the entry is made.
+     *
+     * @param was the service {@code old} was translated from, {@code now} the one {@code next} was
      */
-    static boolean sameSidecarEntry(ServiceResources old, ServiceResources next) {
-        if (old == null || next == null || !old.ports().equals(next.ports())) return false;
+    static boolean sameSidecarEntry(ServiceResources old, ServiceResources next, MeshService was, MeshService now) {
+        if (old == null || was == null || !old.ports().equals(next.ports())) return false;
         for (ServicePort p : next.ports()) {
-            if (p.protocol() == Protocol.DUBBO) return false;
+            if (p.protocol() == Protocol.DUBBO) {
+                if (!was.labels().equals(now.labels()) || !was.sources().equals(now.sources())) return false;
+                break;
+            }
         }
         // both sorted by type, then name: the clusters come first, in the same order when they are the same
         List<XdsResource> a = old.resources();

@@ -96,6 +96,14 @@ class IncrementalApplyTest {
                 List.of(
                         Upserts.dubboProvider("10.0.2.1", 20880, Map.of()).build(),
                         Upserts.dubboProvider("10.0.2.2", 20880, Map.of()).build()));
+        // the interface in a second registry, another version, under the same host: the service's sources (so its Dubbo
+        // identities) change, its clusters do not
+        ServiceUpsert greeterNext = new ServiceUpsert(
+                new ServiceKey("zookeeper", "zk2", "", "", "org.demo.Greeter", "2.0.0"),
+                greeter.host(),
+                greeter.ports(),
+                List.of(Upserts.dubboProvider("10.0.2.3", 20880, Map.of()).build()),
+                greeter.labels());
         ServiceUpsert shop = Upserts.dubboApplication(
                 "shop", List.of(Upserts.dubboAppInstance("10.0.1.1", 50051).build()));
         ServiceUpsert shop2 = Upserts.dubboApplication(
@@ -114,6 +122,7 @@ class IncrementalApplyTest {
                             orders2,
                             shop2,
                             greeter2,
+                            greeterNext,
                             orders3,
                             wide(3, 3),
                             new ServiceRemoval(shop.key()),
