@@ -19,6 +19,12 @@ final class ResourceIndex {
     private final AdsEngine engine;
     private final PackedBytes packer = new PackedBytes(XdsPacking.DICTIONARY);
     private final int[] changes = new int[XdsType.all().length];
+    /**
+     * The engine's {@linkplain AdsEngine#slot slot} of each resource {@link #held} looked up, by its place in the list
+     * held (plus one; 0: not looked up), for {@link #diff} to put it there without looking its name up again.
+     */
+    private int[] slots = new int[64];
+
     private final Map<String, ServiceResources> byHost = new HashMap<>();
     private SidecarResources sidecar = SidecarResources.EMPTY;
     private IngressResources ingress =
@@ -103,6 +109,8 @@ final class ResourceIndex {
      * changed).
      */
     private List<XdsResource> held(List<XdsResource> resources) {
+        if (slots.length < resources.size()) slots = new int[Math.max(resources.size(), 2 * slots.length)];
+        Arrays.fill(slots, 0, resources.size(), 0);
         XdsResource[] out = null;
         boolean proxyless = false;
         for (int i = 0; i < resources.size(); i++) {
@@ -111,7 +119,7 @@ final class ResourceIndex {
                 proxyless = true; // once the sidecar one is held
                 continue;
             }
-            XdsResource h = held(r);
+            XdsResource h = held(r, i);
             if (h == r) continue;
             if (out == null) out = resources.toArray(new XdsResource[0]);
             out[i] = h;
@@ -122,28 +130,32 @@ final class ResourceIndex {
             XdsResource r = resources.get(i);
             String sidecar = r.type() == XdsType.ENDPOINT ? XdsNames.sidecarOfGrpcCluster(r.name()) : null;
             if (sidecar == null) continue;
-            XdsResource h = r.isPacked() ? r : servedAs(r);
+            XdsResource h = r.isPacked() ? r : servedAs(r, i);
             // both sorted by type, then name: the sidecar one (outbound|...) comes after the proxyless one (grpc|...)
             for (int j = i + 1; h == null && j < out.length && resources.get(j).type() == XdsType.ENDPOINT; j++) {
                 if (resources.get(j).name().equals(sidecar)) h = r.sharing(resources.get(j), out[j]);
             }
-            out[i] = h != null ? h : held(r);
+            out[i] = h != null ? h : held(r, i);
         }
         return Arrays.asList(out);
     }
 
-    private XdsResource held(XdsResource r) {
+    /** A resource as held, at place {@code i} of its list. */
+    private XdsResource held(XdsResource r, int i) {
         if (r.isPacked()) return r;
-        XdsResource served = servedAs(r);
+        XdsResource served = servedAs(r, i);
         return served != null ? served : r.packed(packer);
     }
 
     /**
      * The served resource when it has this one's version, else null: the same version is the same bytes (the engine
-     * keeps the served one anyway), so they are packed once and held once.
+     * keeps the served one anyway), so they are packed once and held once. Keeps the slot of its name for {@link
+     * #diff}, the resource at place {@code i} of the list held.
      */
-    private XdsResource servedAs(XdsResource r) {
-        XdsResource served = get(r.type(), r.name());
+    private XdsResource servedAs(XdsResource r, int i) {
+        int slot = engine.slot(r.type().resourceType(), r.name());
+        slots[i] = slot + 1;
+        XdsResource served = (XdsResource) engine.get(r.type().resourceType(), slot);
         return served != null && served.versionHash() == r.versionHash() && served.wildcard() == r.wildcard()
                 ? served
                 : null;
@@ -182,7 +194,10 @@ final class ResourceIndex {
                 j++;
             } else {
                 int roles = a.type() == XdsType.LISTENER ? listenerRoles : AdsEngine.ALL_ROLES;
-                if (engine.put(a.type().resourceType(), a, roles))
+                int slot = slots[j] - 1;
+                if (slot >= 0
+                        ? engine.put(a.type().resourceType(), slot, a, roles)
+                        : engine.put(a.type().resourceType(), a, roles))
                     changes[a.type().ordinal()]++;
                 if (c == 0) i++;
                 j++;
