@@ -70,32 +70,25 @@ class IncrementalApplyTest {
                 .anyMatch(r -> r.value().toStringUtf8().contains(cluster));
     }
 
+    /** A Dubbo interface's providers, one per address. */
+    private static ServiceUpsert greeter(String... ips) {
+        List<Endpoint> endpoints = new ArrayList<>();
+        for (String ip : ips)
+            endpoints.add(Upserts.dubboProvider(ip, 20880, Map.of()).build());
+        return Upserts.dubboInterface("org.demo.Greeter", "1.0.0", "", endpoints);
+    }
+
     @Test
     void eachSnapshotAppliedIncrementally_servesWhatARebuildFromItServes() {
-        ServiceUpsert orders1 = Upserts.springCloud(
-                "orders", List.of(Upserts.springInstance("10.0.0.1", 8080).build()));
-        ServiceUpsert orders2 = Upserts.springCloud(
-                "orders",
-                List.of(
-                        Upserts.springInstance("10.0.0.1", 8080).build(),
-                        Upserts.springInstance("10.0.0.2", 8080).build()));
+        Endpoint first = Upserts.springInstance("10.0.0.1", 8080).build();
+        Endpoint second = Upserts.springInstance("10.0.0.2", 8080).build();
+        ServiceUpsert orders1 = Upserts.springCloud("orders", List.of(first));
+        ServiceUpsert orders2 = Upserts.springCloud("orders", List.of(first, second));
         ServiceUpsert orders3 = Upserts.springCloud(
                 "orders",
-                List.of(
-                        Upserts.springInstance("10.0.0.1", 8080).weight(7).build(),
-                        Upserts.springInstance("10.0.0.2", 8080).build()));
-        ServiceUpsert greeter = Upserts.dubboInterface(
-                "org.demo.Greeter",
-                "1.0.0",
-                "",
-                List.of(Upserts.dubboProvider("10.0.2.1", 20880, Map.of()).build()));
-        ServiceUpsert greeter2 = Upserts.dubboInterface(
-                "org.demo.Greeter",
-                "1.0.0",
-                "",
-                List.of(
-                        Upserts.dubboProvider("10.0.2.1", 20880, Map.of()).build(),
-                        Upserts.dubboProvider("10.0.2.2", 20880, Map.of()).build()));
+                List.of(Upserts.springInstance("10.0.0.1", 8080).weight(7).build(), second));
+        ServiceUpsert greeter = greeter("10.0.2.1");
+        ServiceUpsert greeter2 = greeter("10.0.2.1", "10.0.2.2");
         // the interface in a second registry, another version, under the same host: the service's sources (so its Dubbo
         // identities) change, its clusters do not
         ServiceUpsert greeterNext = new ServiceUpsert(
@@ -104,13 +97,10 @@ class IncrementalApplyTest {
                 greeter.ports(),
                 List.of(Upserts.dubboProvider("10.0.2.3", 20880, Map.of()).build()),
                 greeter.labels());
-        ServiceUpsert shop = Upserts.dubboApplication(
-                "shop", List.of(Upserts.dubboAppInstance("10.0.1.1", 50051).build()));
+        Endpoint app = Upserts.dubboAppInstance("10.0.1.1", 50051).build();
+        ServiceUpsert shop = Upserts.dubboApplication("shop", List.of(app));
         ServiceUpsert shop2 = Upserts.dubboApplication(
-                "shop",
-                List.of(
-                        Upserts.dubboAppInstance("10.0.1.1", 50051).build(),
-                        Upserts.dubboAppInstance("10.0.1.2", 50051).build()));
+                "shop", List.of(app, Upserts.dubboAppInstance("10.0.1.2", 50051).build()));
         try (TestCatalog catalog = new TestCatalog()) {
             List<MeshSnapshot> snapshots = SidecarBurstTest.snapshotsAfter(
                     catalog,
