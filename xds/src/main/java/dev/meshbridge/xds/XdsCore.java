@@ -50,9 +50,9 @@ final class XdsCore {
      */
     private final Map<String, EnvoySidecarTranslator.Entry> sidecarEntries = new HashMap<>();
     /**
-     * The hosts of the snapshot being applied whose sidecar entry may have changed: each host updated, but for those
-     * whose entry cannot have changed ({@link #sameSidecarEntry}), and each changed host not in the snapshot. An
-     * endpoint change, the usual lone change, leaves it empty: no entry is made and none of the 100,000s in {@link
+     * The hosts of an incremental snapshot whose sidecar entry may have changed: each removed host, each changed or
+     * relabelled host but those whose entry cannot have changed ({@link #sameSidecarEntry}), and each changed host the
+     * snapshot lacks. An endpoint change, the usual lone change, leaves it empty: no entry is made and none of the 100,000s in {@link
      * #sidecarEntries} is looked up. A list, cleared in the time of its size: a hash set keeps the table an ingest
      * grew it to (100,000s of hosts) and clears all of it.
      */
@@ -411,8 +411,8 @@ final class XdsCore {
     /**
      * Makes the sidecars' outbound listeners and routes again when a service appeared, went, or changed what decides
      * its routes (its served ports, its Dubbo interfaces); an endpoint change costs a comparison of its clusters' names
-     * ({@link #sameSidecarEntry}).
-     * The result is diffed per resource, so only the route configurations that differ are pushed.
+     * ({@link #sameSidecarEntry}). The result is diffed per resource, so only the route configurations that differ are
+     * pushed.
      */
     private void applySidecar(MeshSnapshot next, boolean incremental, boolean later) {
         boolean changed = !sidecarTranslated || sidecarPending;
