@@ -231,7 +231,8 @@ public final class EnvoyTranslator {
             String name = XdsNames.cluster(host, port.number());
             // by shape when no weight sum can overflow; else the message, checked by every rule
             boolean byShape = shapes.endpointsKeepRules(endpoints);
-            byte[] envoyBytes = byShape ? envoyLoadAssignmentBytes(name, endpoints, routeLabelKeys) : null;
+            Assignment envoy = byShape ? envoyLoadAssignmentBytes(name, endpoints, routeLabelKeys) : null;
+            byte[] envoyBytes = envoy == null ? null : envoy.bytes();
             if (!add(
                     out,
                     skipped,
@@ -245,7 +246,11 @@ public final class EnvoyTranslator {
                     envoyBytes)) continue;
             if (options.grpcListeners() && port.protocol().isHttp()) {
                 String grpcName = XdsNames.grpcCluster(host, port.number());
-                byte[] grpcBytes = byShape ? grpcLoadAssignmentBytes(grpcName, endpoints) : null;
+                byte[] grpcBytes = !byShape
+                        ? null
+                        : envoy.proxylessBody()
+                                ? XdsResource.renamed(envoyBytes, name, grpcName)
+                                : grpcLoadAssignmentBytes(grpcName, endpoints);
                 if (add(
                         out,
                         skipped,
@@ -846,10 +851,19 @@ public final class EnvoyTranslator {
     }
 
     /**
+     * A load assignment's bytes, and whether after the cluster_name they are the proxyless form's ({@link
+     * #grpcLoadAssignmentBytes}) too: every endpoint healthy (none left out of the proxyless form, each written
+     * HEALTHY), without metadata (the proxyless form has none), and the endpoints of each locality of one weight (the
+     * proxyless form keeps such a locality as it is, weighing their sum). Then both write the same localities, in
+     * locality order, each with its endpoints in the order given, field for field.
+     */
+    private record Assignment(byte[] bytes, boolean proxylessBody) {}
+
+    /**
      * {@link #envoyLoadAssignment} as bytes (when {@link Shapes#endpointsKeepRules}): the sizes of every endpoint and
      * locality first, then every field into one writer.
      */
-    private byte[] envoyLoadAssignmentBytes(String name, List<Served> endpoints, Set<String> routeKeys) {
+    private Assignment envoyLoadAssignmentBytes(String name, List<Served> endpoints, Set<String> routeKeys) {
         List<List<Served>> groups = byLocality(endpoints);
         byte[][] metadata = new byte[endpoints.size()][];
         int[] lbSizes = new int[endpoints.size()];
@@ -859,6 +873,7 @@ public final class EnvoyTranslator {
         // the metadata of the last label map: the endpoints of a service mostly share one (the catalog interns them)
         Map<String, String> lastLabels = null;
         byte[] lastMetadata = null;
+        boolean proxylessBody = true;
         int total = 0;
         int i = 0;
         for (int g = 0; g < groups.size(); g++) {
@@ -866,6 +881,7 @@ public final class EnvoyTranslator {
             localities[g] = localityBytes(locality, locality.subZone());
             int lle = ProtoWriter.fieldSize(LocalityLbEndpoints.LOCALITY_FIELD_NUMBER, localities[g].length);
             long sum = 0;
+            int groupWeight = groups.get(g).get(0).endpoint().weight();
             for (Served s : groups.get(g)) {
                 if (lastMetadata == null || s.endpoint().labels() != lastLabels) {
                     lastLabels = s.endpoint().labels();
@@ -873,6 +889,8 @@ public final class EnvoyTranslator {
                 }
                 metadata[i] = lastMetadata;
                 int weight = s.endpoint().weight();
+                proxylessBody &=
+                        lastMetadata.length == 0 && s.endpoint().health() == Health.HEALTHY && weight == groupWeight;
                 int lb = s.hostField().length
                         + ProtoWriter.varintFieldSize(
                                 LbEndpoint.HEALTH_STATUS_FIELD_NUMBER,
@@ -911,7 +929,7 @@ public final class EnvoyTranslator {
             }
             cla.message(LocalityLbEndpoints.LOAD_BALANCING_WEIGHT_FIELD_NUMBER, sums[g]);
         }
-        return cla.toByteArray();
+        return new Assignment(cla.toByteArray(), proxylessBody);
     }
 
     /** The endpoints by locality, in locality order, each in the order given. */

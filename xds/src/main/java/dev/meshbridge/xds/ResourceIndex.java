@@ -19,6 +19,12 @@ final class ResourceIndex {
     private final AdsEngine engine;
     private final PackedBytes packer = new PackedBytes(XdsPacking.DICTIONARY);
     private final int[] changes = new int[XdsType.all().length];
+    /**
+     * The engine's {@linkplain AdsEngine#slot slot} of each resource {@link #held} looked up, by its place in the list
+     * held (plus one; 0: not looked up), for {@link #diff} to put it there without looking its name up again.
+     */
+    private int[] slots = new int[64];
+
     private final Map<String, ServiceResources> byHost = new HashMap<>();
     private SidecarResources sidecar = SidecarResources.EMPTY;
     private IngressResources ingress =
@@ -103,6 +109,8 @@ final class ResourceIndex {
      * changed).
      */
     private List<XdsResource> held(List<XdsResource> resources) {
+        if (slots.length < resources.size()) slots = new int[Math.max(resources.size(), 2 * slots.length)];
+        Arrays.fill(slots, 0, resources.size(), 0);
         XdsResource[] out = null;
         boolean proxyless = false;
         for (int i = 0; i < resources.size(); i++) {
@@ -111,7 +119,7 @@ final class ResourceIndex {
                 proxyless = true; // once the sidecar one is held
                 continue;
             }
-            XdsResource h = held(r);
+            XdsResource h = held(r, i);
             if (h == r) continue;
             if (out == null) out = resources.toArray(new XdsResource[0]);
             out[i] = h;
@@ -122,28 +130,32 @@ final class ResourceIndex {
             XdsResource r = resources.get(i);
             String sidecar = r.type() == XdsType.ENDPOINT ? XdsNames.sidecarOfGrpcCluster(r.name()) : null;
             if (sidecar == null) continue;
-            XdsResource h = r.isPacked() ? r : servedAs(r);
+            XdsResource h = r.isPacked() ? r : servedAs(r, i);
             // both sorted by type, then name: the sidecar one (outbound|...) comes after the proxyless one (grpc|...)
             for (int j = i + 1; h == null && j < out.length && resources.get(j).type() == XdsType.ENDPOINT; j++) {
                 if (resources.get(j).name().equals(sidecar)) h = r.sharing(resources.get(j), out[j]);
             }
-            out[i] = h != null ? h : held(r);
+            out[i] = h != null ? h : held(r, i);
         }
         return Arrays.asList(out);
     }
 
-    private XdsResource held(XdsResource r) {
+    /** A resource as held, at place {@code i} of its list. */
+    private XdsResource held(XdsResource r, int i) {
         if (r.isPacked()) return r;
-        XdsResource served = servedAs(r);
+        XdsResource served = servedAs(r, i);
         return served != null ? served : r.packed(packer);
     }
 
     /**
      * The served resource when it has this one's version, else null: the same version is the same bytes (the engine
-     * keeps the served one anyway), so they are packed once and held once.
+     * keeps the served one anyway), so they are packed once and held once. Keeps the slot of its name for {@link
+     * #diff}, the resource at place {@code i} of the list held.
      */
-    private XdsResource servedAs(XdsResource r) {
-        XdsResource served = get(r.type(), r.name());
+    private XdsResource servedAs(XdsResource r, int i) {
+        int slot = engine.slot(r.type().resourceType(), r.name());
+        slots[i] = slot + 1;
+        XdsResource served = (XdsResource) engine.get(r.type().resourceType(), slot);
         return served != null && served.versionHash() == r.versionHash() && served.wildcard() == r.wildcard()
                 ? served
                 : null;
@@ -153,8 +165,17 @@ final class ResourceIndex {
      * Applies the change from {@code before} to {@code after} (both sorted by type, then name). A resource is removed
      * only while the served one is the same (same version): a name the Ingress routes gave up to a service (a
      * Kubernetes Service host that is also in the catalog) is not taken from the service.
+     *
+     * <p>A resource that is the very instance it was before (a translation reuses what did not change, see {@link
+     * EnvoyTranslator#translate(dev.meshbridge.core.model.MeshService, ServiceResources, java.util.Set)}; {@link #held}
+     * gives the served one for an unchanged version) is not put again: the engine serves it already with the same
+     * version and roles (the same producer gives the same roles), and a put would only have looked its name up in the
+     * type's table, one of 100,000s, to find nothing to do. No other producer serves a name a producer holds: the
+     * Ingress routes make a Kubernetes Service's cluster only while no catalog service has that host, and translate
+     * again in the same snapshot in which one appears.
+     *
+     * @param listenerRoles the roles whose wildcard listener subscriptions include the listeners among {@code after}
      */
-    /** @param listenerRoles the roles whose wildcard listener subscriptions include the listeners among {@code after} */
     private void diff(List<XdsResource> before, List<XdsResource> after, int listenerRoles) {
         int i = 0;
         int j = 0;
@@ -168,9 +189,15 @@ final class ResourceIndex {
                     changes[b.type().ordinal()]++;
                 }
                 i++;
+            } else if (c == 0 && a == b) {
+                i++;
+                j++;
             } else {
                 int roles = a.type() == XdsType.LISTENER ? listenerRoles : AdsEngine.ALL_ROLES;
-                if (engine.put(a.type().resourceType(), a, roles))
+                int slot = slots[j] - 1;
+                if (slot >= 0
+                        ? engine.put(a.type().resourceType(), slot, a, roles)
+                        : engine.put(a.type().resourceType(), a, roles))
                     changes[a.type().ordinal()]++;
                 if (c == 0) i++;
                 j++;

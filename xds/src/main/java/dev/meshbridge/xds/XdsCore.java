@@ -49,6 +49,14 @@ final class XdsCore {
      * sorts them.
      */
     private final Map<String, EnvoySidecarTranslator.Entry> sidecarEntries = new HashMap<>();
+    /**
+     * The hosts of an incremental snapshot whose sidecar entry may have changed: each removed host, each changed or
+     * relabelled host but those whose entry cannot have changed ({@link #sameSidecarEntry}), and each changed host the
+     * snapshot lacks. An endpoint change, the usual lone change, leaves it empty: no entry is made and none of the 100,000s in {@link
+     * #sidecarEntries} is looked up. A list, cleared in the time of its size: a hash set keeps the table an ingest
+     * grew it to (100,000s of hosts) and clears all of it.
+     */
+    private final List<String> sidecarDirty = new ArrayList<>();
 
     private boolean sidecarTranslated;
     /** A sidecar entry changed since the sidecar resources were last made (their translation was put off). */
@@ -172,21 +180,25 @@ final class XdsCore {
         boolean incremental = lastSequence >= 0 && next.sequence() == lastSequence + 1;
         Set<String> relabeled = updateRouteLabelKeys(next.routes());
         int translated = 0;
+        sidecarDirty.clear();
         if (incremental) {
             for (String host : next.removed()) {
                 updateService(host, null);
+                sidecarDirty.add(host);
             }
             for (String host : next.changed()) {
                 MeshService s = next.service(host);
                 if (s != null) {
-                    updateService(host, translate(s));
+                    retranslate(s);
                     translated++;
+                } else {
+                    sidecarDirty.add(host);
                 }
             }
             for (String host : relabeled) {
                 MeshService s = next.service(host);
                 if (s != null && !next.changed().contains(host)) {
-                    updateService(host, translate(s));
+                    retranslate(s);
                     translated++;
                 }
             }
@@ -261,6 +273,19 @@ final class XdsCore {
         return changed;
     }
 
+    /**
+     * Translates a service of an incremental snapshot again and serves it, noting its host when its sidecar entry may
+     * have changed: the entry was made from the service in the last snapshot ({@link #snapshot}) and its translation
+     * served until now.
+     */
+    private void retranslate(MeshService s) {
+        ServiceResources old = index.service(s.host());
+        ServiceResources next = translate(s);
+        if (sidecarTranslator != null && !sameSidecarEntry(old, next, snapshot.service(s.host()), s))
+            sidecarDirty.add(s.host());
+        updateService(s.host(), next);
+    }
+
     private void updateService(String host, ServiceResources next) {
         ServiceResources old = index.service(host);
         index.apply(host, next);
@@ -279,6 +304,36 @@ final class XdsCore {
             if (warned.size() < MAX_WARNED && warned.add(key)) {
                 log.warn("xds left out host={} item={} reason={}: {}", host, s.item(), s.reason(), s.detail());
             }
+        }
+    }
+
+    /**
+     * Whether a service's sidecar entry ({@link EnvoySidecarTranslator#entry}) is the same with its new translation as
+     * with its old one, known without making it: the entry is the host (the same), the ports that have a cluster, and,
+     * only when one of them is a Dubbo port, the Dubbo identities from the labels and sources. With the same ports, the
+     * same clusters by name, and (with a Dubbo port) the same labels and sources, every part is the same. An endpoint
+     * change can change the clusters: a port whose weights overflow loses its cluster ({@code weight-overflow}), and
+     * then the entry is made.
+     *
+     * @param was the service {@code old} was translated from, {@code now} the one {@code next} was
+     */
+    static boolean sameSidecarEntry(ServiceResources old, ServiceResources next, MeshService was, MeshService now) {
+        if (old == null || was == null || !old.ports().equals(next.ports())) return false;
+        for (ServicePort p : next.ports()) {
+            if (p.protocol() == Protocol.DUBBO) {
+                if (!was.labels().equals(now.labels()) || !was.sources().equals(now.sources())) return false;
+                break;
+            }
+        }
+        // both sorted by type, then name: the clusters come first, in the same order when they are the same
+        List<XdsResource> a = old.resources();
+        List<XdsResource> b = next.resources();
+        for (int i = 0; ; i++) {
+            boolean ac = i < a.size() && a.get(i).type() == XdsType.CLUSTER;
+            boolean bc = i < b.size() && b.get(i).type() == XdsType.CLUSTER;
+            if (ac != bc) return false;
+            if (!ac) return true;
+            if (!a.get(i).name().equals(b.get(i).name())) return false;
         }
     }
 
@@ -355,16 +410,17 @@ final class XdsCore {
 
     /**
      * Makes the sidecars' outbound listeners and routes again when a service appeared, went, or changed what decides
-     * its routes (its served ports, its Dubbo interfaces); an endpoint change costs one comparison per changed host.
-     * The result is diffed per resource, so only the route configurations that differ are pushed.
+     * its routes (its served ports, its Dubbo interfaces); an endpoint change costs a comparison of its clusters' names
+     * ({@link #sameSidecarEntry}). The result is diffed per resource, so only the route configurations that differ are
+     * pushed.
      */
     private void applySidecar(MeshSnapshot next, boolean incremental, boolean later) {
         boolean changed = !sidecarTranslated || sidecarPending;
         boolean onlyAdded = true;
         Set<String> hosts = new HashSet<>();
         if (incremental) {
-            hosts.addAll(next.changed());
-            hosts.addAll(next.removed());
+            // the changed and removed hosts whose entry may have changed
+            hosts.addAll(sidecarDirty);
         } else {
             hosts.addAll(sidecarEntries.keySet());
             hosts.addAll(next.services().keySet());

@@ -92,11 +92,18 @@ public final class XdsResource implements dev.meshbridge.ads.Resource {
     private byte[] bytes() {
         if (body instanceof byte[] packed) return PackedBytes.unpack(packed, XdsPacking.DICTIONARY);
         XdsResource base = (XdsResource) body;
+        return renamed(base.bytes(), base.name, name);
+    }
+
+    /**
+     * A load assignment's bytes as the translators write them, whose cluster_name is {@code was}, with the cluster_name
+     * {@code name} instead; the rest is copied as it is.
+     */
+    static byte[] renamed(byte[] bytes, String was, String name) {
         byte[] head = clusterNameField(name);
-        byte[] other = base.bytes();
-        int skip = clusterNameField(base.name).length;
-        byte[] out = Arrays.copyOf(head, head.length + other.length - skip);
-        System.arraycopy(other, skip, out, head.length, other.length - skip);
+        int skip = clusterNameField(was).length;
+        byte[] out = Arrays.copyOf(head, head.length + bytes.length - skip);
+        System.arraycopy(bytes, skip, out, head.length, bytes.length - skip);
         return out;
     }
 

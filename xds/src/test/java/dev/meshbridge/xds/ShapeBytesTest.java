@@ -204,6 +204,80 @@ class ShapeBytesTest {
                 .isEqualTo("LiteralByteString");
     }
 
+    /**
+     * A proxyless load assignment made from the sidecar one's bytes (its own cluster_name, then the sidecar's body,
+     * when every endpoint is healthy, without metadata, and of one weight in its locality) is the message path's, byte
+     * for byte, for endpoints of every shape: healthy or not, weighed alike or not within and across localities,
+     * labelled (metadata under some options), IPv6, none, a few or many, and names across the one- and two-byte length
+     * prefixes. Both kinds are made: bodies the same and bodies that differ.
+     */
+    @Test
+    void theProxylessLoadAssignmentMadeFromTheSidecarsBytes_isTheMessagePathsBytes() throws Exception {
+        ServicePort port = new ServicePort("http", 8080, Protocol.HTTP);
+        Map<String, Function<Integer, Endpoint.Builder>> shapes = new LinkedHashMap<>();
+        shapes.put("healthy", i -> Endpoint.builder("10.4." + (i / 250) + "." + (1 + i % 250)));
+        shapes.put(
+                "healthy, a weight per locality",
+                i -> Endpoint.builder("10.4." + (i / 250) + "." + (1 + i % 250))
+                        .weight(i % 3 == 0 ? 5 : 9)
+                        .locality(Locality.of("r", i % 3 == 0 ? "a" : "b")));
+        shapes.put(
+                "healthy, weights within a locality",
+                i -> Endpoint.builder("10.4." + (i / 250) + "." + (1 + i % 250))
+                        .weight(1 + i % 4)
+                        .locality(Locality.of("r", "z" + i % 2)));
+        for (Health h : List.of(Health.UNHEALTHY, Health.DRAINING)) {
+            shapes.put(
+                    "healthy and " + h,
+                    i -> Endpoint.builder("10.4." + (i / 250) + "." + (1 + i % 250))
+                            .health(i % 5 == 2 ? h : Health.HEALTHY));
+        }
+        shapes.put(
+                "labelled",
+                i -> Endpoint.builder("10.4." + (i / 250) + "." + (1 + i % 250))
+                        .label("version", "v" + i % 2)
+                        .label("app", "shapes"));
+        shapes.put(
+                "IPv6",
+                i -> Endpoint.builder("fd00::" + Integer.toHexString(1 + i))
+                        .locality(new Locality("r", "z", "s" + i % 2)));
+        int same = 0;
+        int differ = 0;
+        for (EnvoyTranslator.Options options : OPTIONS) {
+            EnvoyTranslator byShape = new EnvoyTranslator(options, true);
+            EnvoyTranslator byMessage = new EnvoyTranslator(options, false);
+            for (Map.Entry<String, Function<Integer, Endpoint.Builder>> shape : shapes.entrySet()) {
+                for (int count : List.of(0, 1, 3, 40, 1_000)) {
+                    for (String host : List.of("s.example", "s." + "b".repeat(130) + ".example")) {
+                        List<Endpoint> list = new ArrayList<>();
+                        for (int i = 0; i < count; i++) {
+                            list.add(shape.getValue()
+                                    .apply(i)
+                                    .port("http", 8000 + i % 7)
+                                    .build());
+                        }
+                        list.sort(null);
+                        MeshService s = new MeshService(
+                                host, List.of(port), list, new TreeMap<>(), new TreeSet<>(Set.of(KEY)), "v1");
+                        ServiceResources r = byShape.translate(s);
+                        assertSame(r, byMessage.translate(s));
+                        XdsResource grpc = r.find(XdsType.ENDPOINT, XdsNames.grpcCluster(host, 8080));
+                        if (grpc == null) continue; // no proxyless resources with these options
+                        var sidecar = io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.parseFrom(
+                                r.find(XdsType.ENDPOINT, XdsNames.cluster(host, 8080))
+                                        .value());
+                        var proxyless =
+                                io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.parseFrom(grpc.value());
+                        if (count > 0 && sidecar.getEndpointsList().equals(proxyless.getEndpointsList())) same++;
+                        else differ++;
+                    }
+                }
+            }
+        }
+        assertThat(same).isGreaterThan(50);
+        assertThat(differ).isGreaterThan(50);
+    }
+
     /** The class of the proxyless load assignment's bytes, after checking the resources against the message path. */
     private static String proxylessForm(EnvoyTranslator byShape, EnvoyTranslator byMessage, MeshService s) {
         ServiceResources r = byShape.translate(s);

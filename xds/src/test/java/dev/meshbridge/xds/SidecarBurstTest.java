@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 class SidecarBurstTest {
 
     /** A core whose sidecar translations cost nothing on its clock, so none is spaced out. */
-    private static XdsCore core() {
+    static XdsCore core() {
         return core(() -> 0L);
     }
 
@@ -44,7 +44,7 @@ class SidecarBurstTest {
     }
 
     /** What the aggregator publishes for these events: its first snapshot, then one after each event. */
-    private static List<MeshSnapshot> snapshotsAfter(TestCatalog catalog, List<? extends RegistryEvent> events) {
+    static List<MeshSnapshot> snapshotsAfter(TestCatalog catalog, List<? extends RegistryEvent> events) {
         List<MeshSnapshot> snapshots = new CopyOnWriteArrayList<>();
         catalog.aggregator().subscribe(snapshots::add).join();
         catalog.snapshot();
@@ -57,7 +57,7 @@ class SidecarBurstTest {
     }
 
     /** Every sidecar resource served (type and name) with its content version. */
-    private static Map<String, Long> sidecar(XdsCore core) {
+    static Map<String, Long> sidecar(XdsCore core) {
         Map<String, Long> out = new TreeMap<>();
         for (XdsResource r : core.index().sidecar().resources()) {
             out.put(r.type().shortName() + " " + r.name(), r.versionHash());
