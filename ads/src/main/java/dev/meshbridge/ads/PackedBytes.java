@@ -61,8 +61,20 @@ public final class PackedBytes {
 
     private final Dictionary dictionary;
 
-    /** Per hash of 4 bytes, the last position (in dictionary + input) that started with them, +1; 0 for none. */
-    private final int[] table = new int[1 << HASH_BITS];
+    /**
+     * Per hash of 4 bytes, the last position (in dictionary + input) that started with them, +1, in the low 32 bits,
+     * and in the high 32 the {@link #generation} of the packing that wrote it. An entry of an earlier packing is not
+     * read: the dictionary's table ({@link Dictionary#table}) stands for it. Each packing so starts from the
+     * dictionary's table without copying it: the copy was 16 KB per resource, many times the bytes of a load assignment
+     * or ServiceEntry of a few hundred, on cold caches when a change comes alone.
+     */
+    private final long[] table = new long[1 << HASH_BITS];
+
+    /** The packing under way; 1 and up, the entries of {@link #table} from before any packing being 0. */
+    private int generation;
+
+    /** Whether {@link #window} starts with the dictionary (written once per window array, never overwritten). */
+    private boolean windowHasDictionary;
 
     /**
      * Scratch arrays kept from one resource to the next up to this size; a larger resource (a sidecar route
@@ -94,20 +106,40 @@ public final class PackedBytes {
         return packWindow(length, n);
     }
 
-    /** Makes room for the dictionary and {@code length} bytes, and puts the dictionary first; returns their length. */
+    /** Makes room for the dictionary and {@code length} bytes, with the dictionary first; returns their length. */
     private int startWindow(int length) {
         int dict = dictionary.bytes.length;
         int n = dict + length;
-        if (window.length < n) window = new byte[Math.max(n, 2 * window.length)];
-        System.arraycopy(dictionary.bytes, 0, window, 0, dict);
+        if (window.length < n) {
+            window = new byte[Math.max(n, 2 * window.length)];
+            windowHasDictionary = false;
+        }
+        if (!windowHasDictionary) {
+            System.arraycopy(dictionary.bytes, 0, window, 0, dict);
+            windowHasDictionary = true;
+        }
         return n;
+    }
+
+    /** The last position + 1 that started with the 4 bytes of hash {@code h} in this packing, or in the dictionary. */
+    private int lookup(int h) {
+        long e = table[h];
+        return (int) (e >>> 32) == generation ? (int) e : dictionary.table[h];
+    }
+
+    private void record(int h, int positionPlusOne) {
+        table[h] = (long) generation << 32 | (positionPlusOne & 0xffffffffL);
     }
 
     private byte[] packWindow(int length, int n) {
         int dict = dictionary.bytes.length;
         // worst case: every byte a literal, in one sequence, behind two varints
         if (out.length < length + 10) out = new byte[Math.max(length + 10, 2 * out.length)];
-        System.arraycopy(dictionary.table, 0, table, 0, table.length);
+        if (++generation == Integer.MAX_VALUE) {
+            // after 2^31 packings: no entry may pass for this one's
+            Arrays.fill(table, 0L);
+            generation = 1;
+        }
         byte[] w = window;
         int o = writeVarint(out, 0, length);
         int literalStart = dict;
@@ -115,8 +147,8 @@ public final class PackedBytes {
         int last = n - MIN_MATCH; // a match needs MIN_MATCH bytes from its start
         while (i <= last) {
             int h = hash(w, i);
-            int candidate = table[h] - 1;
-            table[h] = i + 1;
+            int candidate = lookup(h) - 1;
+            record(h, i + 1);
             if (candidate < 0 || !sameRun(w, candidate, i)) {
                 i++;
                 continue;
@@ -134,15 +166,23 @@ public final class PackedBytes {
             o = writeVarint(out, o, i - candidate);
             int end = i + len;
             // index a few positions inside the match, so that the next run can refer to this one's end
-            for (int k = Math.max(i + 1, end - 8); k + 4 <= end; k++) table[hash(w, k)] = k + 1;
+            for (int k = Math.max(i + 1, end - 8); k + 4 <= end; k++) record(hash(w, k), k + 1);
             i = end;
             literalStart = end;
         }
         o = literals(w, literalStart, n, o);
         byte[] packed = Arrays.copyOf(out, o);
-        if (window.length > KEPT_SCRATCH) window = new byte[4096];
+        if (window.length > KEPT_SCRATCH) {
+            window = new byte[4096];
+            windowHasDictionary = false;
+        }
         if (out.length > KEPT_SCRATCH) out = new byte[4096];
         return packed;
+    }
+
+    /** Makes the next packing the one of this generation (tests: what happens when the count wraps). */
+    void generation(int next) {
+        generation = next - 1;
     }
 
     /** The bytes of scratch arrays the packer holds between resources. */

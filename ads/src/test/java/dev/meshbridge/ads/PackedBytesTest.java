@@ -121,6 +121,25 @@ class PackedBytesTest {
         }
     }
 
+    /**
+     * Each packing tells its own hash entries from earlier ones by a generation count; when the count wraps, no entry of
+     * a packing before may be taken for one of the next (a reference to bytes that are not there).
+     */
+    @Test
+    void thePackingCount_wrapsWithoutMixingOnePackingsRunsIntoTheNext() {
+        // its runs repeat further on: an entry left from packing it before points ahead of where it starts again
+        byte[] repeating = "abcdefgh-abcdefgh-12345678-abcdefgh".getBytes(StandardCharsets.UTF_8);
+        byte[] other = "zzzzzzzzzzzzzzzz".getBytes(StandardCharsets.UTF_8);
+        packer.pack(repeating, repeating.length); // the first packing
+        packer.generation(Integer.MAX_VALUE - 1);
+        for (byte[] bytes : new byte[][] {other, repeating, other, repeating}) {
+            // the second is the first packing after the count wrapped
+            byte[] packed = packer.pack(bytes, bytes.length);
+            assertThat(packed).isEqualTo(new PackedBytes(DICTIONARY).pack(bytes, bytes.length));
+            assertThat(PackedBytes.unpack(packed, DICTIONARY)).isEqualTo(bytes);
+        }
+    }
+
     @Test
     void anEmptyDictionary_andOnlyTheDictionary_roundTrip() {
         PackedBytes.Dictionary empty = PackedBytes.Dictionary.of();

@@ -681,10 +681,12 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
         Map<McpKind, Set<String>> names = new EnumMap<>(McpKind.class);
         for (McpResource r : resources) {
             names.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
-            Served existing = served(r.kind(), r.fullName());
+            // the name looked up once in a table of 100,000s, for the served one and for the put
+            int slot = engine.slot(r.kind().resourceType(), r.fullName());
+            Served existing = (Served) engine.get(r.kind().resourceType(), slot);
             if (existing != null && existing.versionHash() == Served.hashOf(r.version())) continue;
             // no create_time: a time of this replica's own would make replicas send different bytes
-            engine.put(r.kind().resourceType(), Served.of(r, packer));
+            engine.put(r.kind().resourceType(), slot, Served.of(r, packer), AdsEngine.ALL_ROLES);
             changed.computeIfAbsent(r.kind(), k -> new HashSet<>()).add(r.fullName());
         }
         return names;
