@@ -209,7 +209,7 @@ final class XdsCore {
                 ServiceResources current = index.service(s.host());
                 if (current != null && current.serviceVersion().equals(s.version()) && !relabeled.contains(s.host()))
                     continue;
-                updateService(s.host(), translate(s));
+                updateService(s.host(), current, translate(s, current));
                 translated++;
             }
             for (String host : gone) updateService(host, null);
@@ -248,9 +248,10 @@ final class XdsCore {
         }
     }
 
-    private ServiceResources translate(MeshService s) {
+    /** Translates a service again, reusing from {@code previous}, its served translation, what did not change. */
+    private ServiceResources translate(MeshService s, ServiceResources previous) {
         Set<String> keys = routeLabelKeys.get(s.host());
-        return translator.translate(s, index.service(s.host()), keys == null ? Set.of() : keys);
+        return translator.translate(s, previous, keys == null ? Set.of() : keys);
     }
 
     /**
@@ -279,15 +280,20 @@ final class XdsCore {
      * served until now.
      */
     private void retranslate(MeshService s) {
+        // its served translation, looked up once for the translation, the entry check and the skipped items
         ServiceResources old = index.service(s.host());
-        ServiceResources next = translate(s);
+        ServiceResources next = translate(s, old);
         if (sidecarTranslator != null && !sameSidecarEntry(old, next, snapshot.service(s.host()), s))
             sidecarDirty.add(s.host());
-        updateService(s.host(), next);
+        updateService(s.host(), old, next);
     }
 
     private void updateService(String host, ServiceResources next) {
-        ServiceResources old = index.service(host);
+        updateService(host, index.service(host), next);
+    }
+
+    /** @param old what is served for the host now ({@code index.service(host)}) */
+    private void updateService(String host, ServiceResources old, ServiceResources next) {
         index.apply(host, next);
         trackSkipped(host, old == null ? List.of() : old.skipped(), next == null ? List.of() : next.skipped());
     }
