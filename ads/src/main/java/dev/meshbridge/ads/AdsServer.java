@@ -92,8 +92,7 @@ public final class AdsServer implements AutoCloseable {
     private final AdsMetrics metrics;
     private final LogBudget logBudget = LogBudget.perMinute(20);
     private volatile Server server;
-    private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup boss;
-    private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup workers;
+    private ServerTransport transport;
     private volatile int boundPort = -1;
     private TlsOptions tlsOptions = TlsOptions.DISABLED;
     private volatile ServerTls tls;
@@ -201,6 +200,13 @@ public final class AdsServer implements AutoCloseable {
         }
         server = s;
         boundPort = boundPort(s);
+        log.info(
+                "{} server listening on {}:{} ({}, {} I/O threads)",
+                displayName(),
+                options.bindAddress(),
+                boundPort,
+                transport.describe(),
+                options.ioThreadCount());
         if (tls != null) tls.startReloading(executor);
         executor.scheduleWithFixedDelay(
                 () -> guarded(() -> engine.refreshStale(clock.instant().minus(STALE_AFTER))), 5, 5, TimeUnit.SECONDS);
@@ -224,14 +230,13 @@ public final class AdsServer implements AutoCloseable {
     private Server buildServer() {
         AdsLimits limits = options.limits();
         String name = "meshbridge-" + options.server();
-        boss = new io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup(1, daemonThreads(name + "-accept"));
-        workers = new io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup(0, daemonThreads(name + "-io"));
+        transport = ServerTransport.open(name, options.ioThreadCount(), this);
         NettyServerBuilder b = NettyServerBuilder.forAddress(
                         new InetSocketAddress(options.bindAddress(), options.port()))
                 // the accepting channel refuses connections past maxConnections before they cost anything
-                .channelFactory(() -> new LimitedServerChannel(this))
-                .bossEventLoopGroup(boss)
-                .workerEventLoopGroup(workers)
+                .channelFactory(transport.channels)
+                .bossEventLoopGroup(transport.boss)
+                .workerEventLoopGroup(transport.workers)
                 .directExecutor() // handlers only enqueue onto the serving thread
                 .maxInboundMessageSize(limits.maxInboundMessageSize())
                 // streams past the limit are refused with a status by admit(); this caps what a client can open
@@ -261,20 +266,13 @@ public final class AdsServer implements AutoCloseable {
         return b.build();
     }
 
-    private static java.util.concurrent.ThreadFactory daemonThreads(String name) {
-        AtomicLong n = new AtomicLong();
-        return r -> {
-            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
+    /** Which transport serves the sockets: {@code epoll} or {@code nio} (tests). */
+    String transportKind() {
+        return transport == null ? "none" : transport.kind.tag();
     }
 
     private void shutdownEventLoops() {
-        for (var g : new io.grpc.netty.shaded.io.netty.channel.EventLoopGroup[] {boss, workers}) {
-            if (g == null) continue;
-            g.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
+        if (transport != null) transport.shutdown();
     }
 
     /** A connection was accepted; false when it is past {@link AdsLimits#maxConnections()} and must be closed. */

@@ -655,6 +655,19 @@ final class Bench {
         results.baseline.leftOut.add("everything (--only streams runs the bridge's many-streams phase alone)");
     }
 
+    /** Probe changes made one at a time after the many-streams window, {@link #loneGapMillis} apart. */
+    static final int BIG_LONE_CHANGES = 12;
+
+    /** The pause after each of those changes: 0.15 ms per stream, between 0.3 and 1.5 s. */
+    static long loneGapMillis(int streams) {
+        return Math.max(300, Math.min(1_500, streams * 15L / 100));
+    }
+
+    /** The seconds of steady load before the many-streams window, not counted: 5, or the window's own length if less. */
+    static double bigWarmUpSeconds(LoadProfile load) {
+        return Math.min(5, load.bigSeconds());
+    }
+
     private void manyStreams(Side side, Target target) throws Exception {
         side.heapBeforeBig = Heap.settled();
         side.big.connect = fleet(side, target, "spi", load.bigStreams(), load.services(), load.instances(), 2);
@@ -662,6 +675,13 @@ final class Bench {
         side.rssWithBig = Machine.rss();
         int count = (int) Math.round(load.rate() * load.bigSeconds());
         SpiDriver driver = new SpiDriver(spi, target.aggregator(), world, timedIds::getAndIncrement, 31);
+        // the same load first, not counted: the first fan-outs to this many streams compile their paths in both JVMs
+        // (in a window right after the fleet connected, the JIT compilers took 14 of 37 s of CPU on the 2 cores)
+        int warm = (int) Math.round(load.rate() * bigWarmUpSeconds(load));
+        log("%s: many-streams: %d changes at %.0f/s to warm up, not counted", side.name, warm, load.rate());
+        driver.run(load.rate(), warm, load.probeEvery());
+        target.settle(limit(side));
+        Thread.sleep(load.drainMillis());
         List<Long> handoffs = java.util.Collections.synchronizedList(new ArrayList<>());
         List<Long> handoffCpu = java.util.Collections.synchronizedList(new ArrayList<>());
         if (target.xdsServed() != null) {
@@ -716,6 +736,17 @@ final class Bench {
                     side.big.report.get("bridge.probeHandoffCpu.p50"),
                     side.big.report.get("bridge.probeHandoffCpu.p99"));
         }
+        // then one change to all with nothing else going on: probe changes one at a time, well apart
+        driver.probes(null);
+        int probe = spi.probe();
+        long gap = loneGapMillis(load.bigStreams());
+        side.bigLoneGapMillis = gap;
+        window(side, "many-streams-lone", target, side.bigLone, BIG_LONE_CHANGES, false, () -> {
+            for (int k = 0; k < BIG_LONE_CHANGES; k++) {
+                driver.change(probe);
+                Thread.sleep(gap);
+            }
+        });
         world.call(LONG, "fleet-close");
     }
 

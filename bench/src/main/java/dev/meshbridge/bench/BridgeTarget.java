@@ -16,7 +16,11 @@ final class BridgeTarget extends Target {
     private final McpServer mcp;
 
     BridgeTarget() throws IOException {
-        xds = new XdsServer(XdsOptions.loopbackEphemeral(), meters).start();
+        // -Dbench.xdsIoThreads: the xDS server's I/O threads (xds.ioThreads), its automatic count when unset
+        xds = new XdsServer(
+                        XdsOptions.loopbackEphemeral().withIoThreads(Integer.getInteger("bench.xdsIoThreads", 0)),
+                        meters)
+                .start();
         mcp = new McpServer(
                         McpOptions.builder().bindAddress("127.0.0.1").port(0).build(), meters)
                 .start();

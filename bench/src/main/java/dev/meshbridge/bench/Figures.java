@@ -548,8 +548,29 @@ final class Figures {
         if (!met) {
             out.note("**" + fmt("%,d", r.load.bigStreams()) + " streams (missed).** " + big(b) + ". "
                     + latencyBreakdown(b.big.report, "all") + cpuPicture(b.big) + " " + probe(b.big.report, "all")
-                    + handoff(b.big) + xdsThread(b.big));
+                    + handoff(b.big) + xdsThread(b.big) + " After that window, with the same streams"
+                    + lone(b).replaceFirst("^; ", " ") + ".");
         }
+    }
+
+    /**
+     * The probe changes made one at a time after the many-streams window ({@link Bench#BIG_LONE_CHANGES} of them, a
+     * pause after each, no other change): "" when not measured.
+     */
+    static String lone(Side s) {
+        Side.Window w = s.bigLone;
+        if (!w.measured() || !w.report.containsKey("all.probeToAll.p99")) return "";
+        return String.format(
+                java.util.Locale.ROOT,
+                "; one change at a time (%d probe changes %.1f s apart, nothing else changing): to all p50 %.0f ms,"
+                        + " p99 %.0f ms%s",
+                Bench.BIG_LONE_CHANGES,
+                s.bigLoneGapMillis / 1e3,
+                num(w.report, "all.probeToAll.p50"),
+                num(w.report, "all.probeToAll.p99"),
+                num(w.report, "all.undelivered") == 0
+                        ? ""
+                        : ", " + (long) num(w.report, "all.undelivered") + " deliveries missing");
     }
 
     /** The bridge side of the probe changes (change to handed to gRPC at every stream), where measured. */
@@ -595,7 +616,7 @@ final class Figures {
                 + " (streams " + fmt("%.0f MB", (s.heapWithBig - s.heapBeforeBig) / MB) + "), RSS "
                 + fmt("%.0f MB", s.rssWithBig / MB) + "; probe change to all: "
                 + latency(s.big.report, "all.probeToAll")
-                + undelivered(s.big.report, "all") + connected(s.big);
+                + undelivered(s.big.report, "all") + connected(s.big) + lone(s);
     }
 
     // ------------------------------------------------------------------ 8

@@ -216,7 +216,9 @@ final class ResultsWriter {
                 big
                         ? b.big.connect.getOrDefault("synced", "?") + " streams synced; heap after GC "
                                 + fmt("%.0f MB", b.heapWithBig / MB) + "; probe change to all p99 "
-                                + fmt("%.0f ms", p99)
+                                + fmt("%.0f ms", p99) + " (under " + fmt("%.0f", r.load.rate())
+                                + " changes/s, one to all every " + r.load.probeEvery() + ")"
+                                + Figures.lone(b)
                         : "-",
                 big ? b.heapWithBig <= 2 * GIB && p99 <= 500 : null);
         String bytes = b.mcpConnect.get("bytes");
@@ -616,6 +618,7 @@ final class ResultsWriter {
             line("big.heap: before " + s.heapBeforeBig + " B, with streams " + s.heapWithBig + " B, RSS " + s.rssWithBig
                     + " B");
             raw("big", s.big);
+            raw("bigLone", s.bigLone);
             line("zk.ingest: first complete snapshot " + s.zkIngestMillis + " ms, served " + s.zkServedMillis
                     + " ms, retained " + s.zkRetainedBytes + " B");
             if (s.zkIngestConditions != null) line("zk.ingest.conditions: " + s.zkIngestConditions.describe());

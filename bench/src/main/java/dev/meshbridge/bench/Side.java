@@ -120,6 +120,11 @@ final class Side {
     Map<String, String> reconnect = new LinkedHashMap<>();
 
     final Window big = new Window();
+    /** The same streams, then probe changes one at a time and nothing else: one change to all, alone. */
+    final Window bigLone = new Window();
+
+    long bigLoneGapMillis;
+
     long heapBeforeBig = -1;
     long heapWithBig = -1;
     long rssWithBig = -1;

@@ -84,6 +84,9 @@ class BenchSmokeTest {
                 .satisfies(row -> assertThat(row)
                         .contains("(8 streams)")
                         .contains("8/8 connected")
+                        // then the probe changes one at a time, each delivered to all 8 streams
+                        .containsPattern("one change at a time \\(12 probe changes 0\\.3 s apart, nothing else"
+                                + " changing\\): to all p50 [0-9]+ ms, p99 [0-9]+ ms \\|")
                         .doesNotEndWith("| not measured |"));
         // the steady windows did not run
         assertThat(rows)

@@ -74,6 +74,12 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(McpServer.class);
     private static final int DEFAULT_DEBUG_LIMIT = 200;
 
+    /**
+     * The MCP server's I/O threads: its clients are a few istiods, each one connection that a push fills with the
+     * whole set, so one thread moves their bytes and more would only wait.
+     */
+    static final int MCP_IO_THREADS = 1;
+
     /** The one node role of the MCP server's clients. */
     private static final List<String> ROLES = List.of("istiod");
 
@@ -131,7 +137,8 @@ public final class McpServer implements SnapshotListener, AutoCloseable {
                         options.maxConnectionAge(),
                         options.limits(),
                         options.initialSyncTimeout(),
-                        options.minPushInterval()),
+                        options.minPushInterval(),
+                        MCP_IO_THREADS),
                 McpKind.TYPES,
                 meterRegistry,
                 clock);

@@ -35,6 +35,7 @@ import java.util.Set;
  *     the default is {@code loopback} only
  * @param sidecar the outbound listeners sidecars and egress proxies get
  * @param tls TLS and client authorization of the server ({@code xds.tls}); plaintext by default
+ * @param ioThreads the threads that read and write the clients' connections; 0: half the cores, at least one
  */
 public record XdsOptions(
         String bindAddress,
@@ -51,7 +52,8 @@ public record XdsOptions(
         dev.meshbridge.ads.AdsLimits limits,
         dev.meshbridge.ads.ClientNetworks sdsClients,
         SidecarOptions sidecar,
-        TlsOptions tls) {
+        TlsOptions tls,
+        int ioThreads) {
 
     public static final int DEFAULT_PORT = 15010;
     public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
@@ -70,7 +72,8 @@ public record XdsOptions(
             dev.meshbridge.ads.AdsLimits.DEFAULTS,
             dev.meshbridge.ads.ClientNetworks.LOOPBACK,
             SidecarOptions.DEFAULTS,
-            TlsOptions.DISABLED);
+            TlsOptions.DISABLED,
+            0);
 
     /**
      * What Envoy gets for the Ingress routes of the snapshot: the {@code xds.ingress:} section.
@@ -127,6 +130,9 @@ public record XdsOptions(
         lbMetadataLabels = lbMetadataLabels == null ? null : Set.copyOf(lbMetadataLabels);
         if (healthyPanicThreshold < 0 || healthyPanicThreshold > 100)
             throw new IllegalArgumentException("healthyPanicThreshold must be in 0..100");
+        if (ioThreads < 0 || ioThreads > dev.meshbridge.ads.AdsOptions.MAX_IO_THREADS)
+            throw new IllegalArgumentException(
+                    "ioThreads must be in 0.." + dev.meshbridge.ads.AdsOptions.MAX_IO_THREADS);
     }
 
     /** Defaults, on 127.0.0.1 and a free port: for tests and benchmarks. */
@@ -185,7 +191,13 @@ public record XdsOptions(
                 dev.meshbridge.ads.AdsLimits.DEFAULTS,
                 dev.meshbridge.ads.ClientNetworks.LOOPBACK,
                 SidecarOptions.DEFAULTS,
-                TlsOptions.DISABLED);
+                TlsOptions.DISABLED,
+                0);
+    }
+
+    /** A copy with {@code ioThreads} I/O threads (0: half the cores, at least one). */
+    public XdsOptions withIoThreads(int ioThreads) {
+        return edit(e -> e.ioThreads = ioThreads);
     }
 
     public XdsOptions withTls(TlsOptions tls) {
@@ -223,7 +235,8 @@ public record XdsOptions(
                 e.limits,
                 e.sdsClients,
                 e.sidecar,
-                e.tls);
+                e.tls,
+                e.ioThreads);
     }
 
     private static final class Edit {
@@ -237,6 +250,7 @@ public record XdsOptions(
         dev.meshbridge.ads.ClientNetworks sdsClients;
         SidecarOptions sidecar;
         TlsOptions tls;
+        int ioThreads;
 
         Edit(XdsOptions o) {
             bindAddress = o.bindAddress;
@@ -249,6 +263,7 @@ public record XdsOptions(
             sdsClients = o.sdsClients;
             sidecar = o.sidecar;
             tls = o.tls;
+            ioThreads = o.ioThreads;
         }
     }
 
@@ -327,6 +342,7 @@ public record XdsOptions(
         }
         SidecarOptions sidecar = SidecarOptions.parse(section.section("sidecar"));
         TlsOptions tls = TlsOptions.parse(section.section("tls"));
+        int ioThreads = section.integer("ioThreads", 0, 0, dev.meshbridge.ads.AdsOptions.MAX_IO_THREADS);
         return new XdsOptions(
                 bind,
                 port,
@@ -342,6 +358,7 @@ public record XdsOptions(
                 limits,
                 sds,
                 sidecar,
-                tls);
+                tls,
+                ioThreads);
     }
 }

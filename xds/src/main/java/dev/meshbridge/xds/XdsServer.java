@@ -66,7 +66,8 @@ public final class XdsServer implements SnapshotListener, AutoCloseable {
                         options.maxConnectionAge(),
                         options.limits(),
                         options.initialSyncTimeout(),
-                        Duration.ZERO),
+                        Duration.ZERO,
+                        options.ioThreads()),
                 XdsType.TYPES,
                 registry);
         ads.tls(options.tls());

@@ -121,6 +121,19 @@ class XdsOptionsTest {
     }
 
     @Test
+    void ioThreads_defaultsToAutomatic_isRead_andOutOfRangeIsRefusedWithLineAndField() throws Exception {
+        assertThat(parse("registries: []\n").ioThreads()).isZero();
+        assertThat(parse("xds:\n  ioThreads: 3\n").ioThreads()).isEqualTo(3);
+        assertThatThrownBy(() -> parse("xds:\n  ioThreads: 65\n"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("bridge.yaml:2:")
+                .hasMessageContaining("xds.ioThreads");
+        assertThatThrownBy(() -> parse("xds:\n  ioThreads: -1\n"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("xds.ioThreads");
+    }
+
+    @Test
     void sidecarSection_isRead_withItsDefaults() throws Exception {
         assertThat(parse("registries: []\n").sidecar()).isEqualTo(SidecarOptions.DEFAULTS);
         XdsOptions o = parse("""
