@@ -45,18 +45,7 @@ class ServerTransportTest {
             assumeThat(Epoll.isAvailable())
                     .as("the native epoll transport loads here")
                     .isTrue();
-        AdsLimits d = AdsLimits.DEFAULTS;
-        AdsLimits limits = new AdsLimits(
-                MAX_CONNECTIONS,
-                d.maxStreamsPerConnection(),
-                d.maxNamesPerSubscription(),
-                d.maxNamesPerStream(),
-                d.maxSubscribedNames(),
-                d.maxUnknownTypesPerStream(),
-                d.maxRequestsPerSecond(),
-                d.maxInboundMessageSize(),
-                d.idleTimeout(),
-                d.handshakeTimeout());
+        AdsLimits limits = AdsLimits.DEFAULTS.withMaxConnections(MAX_CONNECTIONS);
         server = new AdsServer(
                         new AdsOptions(
                                 "transport-" + transport,
