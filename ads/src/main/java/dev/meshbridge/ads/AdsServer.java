@@ -450,7 +450,7 @@ public final class AdsServer implements AutoCloseable {
 
     /** Nothing queued for the serving thread, no drain queued or running, and the server open. */
     private boolean idleForCaller() {
-        return !drainQueued.get() && changes.isEmpty() && mailbox.isEmpty() && !executor.isShutdown();
+        return drainState.get() == NO_DRAIN && changes.isEmpty() && mailbox.isEmpty() && !executor.isShutdown();
     }
 
     /** Whether a small snapshot handed now would be applied by the caller (tests; racy by nature). */
@@ -505,32 +505,88 @@ public final class AdsServer implements AutoCloseable {
     /** Under {@link #serving}: the running task came from {@link #mailbox}, so the work it queues goes there too. */
     private boolean runningClientTask;
 
-    private final java.util.concurrent.atomic.AtomicBoolean drainQueued =
-            new java.util.concurrent.atomic.AtomicBoolean();
+    /** {@link #drainState}: no drain queued or running. */
+    private static final int NO_DRAIN = 0;
+
+    /** {@link #drainState}: a drain queued {@link #CLIENT_DRAIN_DELAY_NANOS} after the client task that queued it. */
+    private static final int DRAIN_SOON = 1;
+
+    /** {@link #drainState}: a drain queued to run at once, or running. */
+    private static final int DRAIN_NOW = 2;
+
+    /**
+     * How long a client's task (an ACK, a request, a ready or cancel callback) that finds the serving thread idle
+     * waits for others before the thread is woken for it: 0.5 ms. After a change to 10,000 streams their ACKs come in
+     * one at a time from the transport thread, and a serving thread woken for each (it handles one in about 2 us,
+     * parks, and is woken for the next) was woken 7,000 times a second and preempted the transport thread 4,000 times a
+     * second (issue 22, bench/README.md); woken once per half millisecond it takes them in batches. A producer's task (a
+     * change) is never held: it wakes the thread at once, and the clients' tasks waiting then run with it.
+     */
+    static final long CLIENT_DRAIN_DELAY_NANOS = 500_000;
+
+    /** {@link #CLIENT_DRAIN_DELAY_NANOS}, unless a test holds the clients' tasks longer. */
+    private volatile long clientDrainDelayNanos = CLIENT_DRAIN_DELAY_NANOS;
+
+    /** How long a client's task waits for others before the idle serving thread is woken (tests). */
+    void clientDrainDelay(Duration delay) {
+        clientDrainDelayNanos = delay.toNanos();
+    }
+
+    /** Drains run so far: the times the serving thread took up its queued tasks (tests). */
+    long drains() {
+        return drains.get();
+    }
+
+    private final AtomicLong drains = new AtomicLong();
+
+    /** {@link #NO_DRAIN}, {@link #DRAIN_SOON} or {@link #DRAIN_NOW}. */
+    private final java.util.concurrent.atomic.AtomicInteger drainState =
+            new java.util.concurrent.atomic.AtomicInteger(NO_DRAIN);
+
     private final Runnable drain = this::drainMailbox;
 
     /** Queues a task behind every client task queued before it; refuses it once the serving thread is shut down. */
     private void enqueue(Runnable task) {
         if (executor.isShutdown()) throw new RejectedExecutionException("closed");
         mailbox.add(task);
-        scheduleDrain();
+        scheduleDrain(false);
+    }
+
+    /**
+     * Queues a task behind every client task queued before it and wakes the serving thread at once (a debug page's
+     * query, closing): nobody's ACK is waiting for company here, somebody is waiting for the answer.
+     */
+    private void enqueueNow(Runnable task) {
+        if (executor.isShutdown()) throw new RejectedExecutionException("closed");
+        mailbox.add(task);
+        scheduleDrain(true);
     }
 
     /** Queues a task behind every producer task queued before it, ahead of the clients' tasks. */
     private void enqueueChange(Runnable task) {
         if (executor.isShutdown()) throw new RejectedExecutionException("closed");
         changes.add(task);
-        scheduleDrain();
+        scheduleDrain(true);
     }
 
-    private void scheduleDrain() {
-        if (drainQueued.compareAndSet(false, true)) {
+    /**
+     * Makes sure a drain will run: at once ({@code now}, a producer's task) or within {@link
+     * #CLIENT_DRAIN_DELAY_NANOS} (a client's). A drain already queued at once, or running, takes the task; one queued
+     * for later is brought forward by a task that may not wait (the later one then finds nothing, or what came since).
+     */
+    private void scheduleDrain(boolean now) {
+        while (true) {
+            int state = drainState.get();
+            if (state == DRAIN_NOW || (state == DRAIN_SOON && !now)) return;
+            if (!drainState.compareAndSet(state, now ? DRAIN_NOW : DRAIN_SOON)) continue;
             try {
-                executor.execute(drain);
+                if (now) executor.execute(drain);
+                else executor.schedule(drain, clientDrainDelayNanos, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException e) {
-                drainQueued.set(false);
+                drainState.compareAndSet(now ? DRAIN_NOW : DRAIN_SOON, NO_DRAIN);
                 throw e;
             }
+            return;
         }
     }
 
@@ -545,6 +601,9 @@ public final class AdsServer implements AutoCloseable {
     private int clientsSinceChange = CLIENT_TURN;
 
     private void drainMailbox() {
+        // running: whatever is queued from now on is taken by this drain or by the check at its end
+        drainState.set(DRAIN_NOW);
+        drains.incrementAndGet();
         for (int i = 0; i < DRAIN_BATCH; i++) {
             Runnable task = clientsSinceChange >= CLIENT_TURN ? changes.poll() : null;
             if (task != null) {
@@ -563,13 +622,14 @@ public final class AdsServer implements AutoCloseable {
             clientsSinceChange++;
             guardedClient(task);
         }
-        drainQueued.set(false);
-        // a task added after the last poll saw the drain still queued and left it to this check
-        if ((!changes.isEmpty() || !mailbox.isEmpty()) && drainQueued.compareAndSet(false, true)) {
+        drainState.set(NO_DRAIN);
+        // a task added after the last poll saw the drain still running and left it to this check; what is left runs
+        // at once (a batch cut at DRAIN_BATCH, or a change that a client's later task must not hold back)
+        if (!changes.isEmpty() || !mailbox.isEmpty()) {
             try {
-                executor.execute(drain);
+                scheduleDrain(true);
             } catch (RejectedExecutionException e) {
-                drainQueued.set(false); // closed: what is left is dropped, as execute() drops it after close
+                // closed: what is left is dropped, as execute() drops it after close
             }
         }
     }
@@ -623,7 +683,7 @@ public final class AdsServer implements AutoCloseable {
     /** Computes a value on the serving thread and waits up to 5 s for it (debug pages). */
     public <T> T query(Supplier<T> work) {
         try {
-            return CompletableFuture.supplyAsync(work, this::enqueue).get(5, TimeUnit.SECONDS);
+            return CompletableFuture.supplyAsync(work, this::enqueueNow).get(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while reading the " + options.server() + " state", e);
@@ -642,7 +702,7 @@ public final class AdsServer implements AutoCloseable {
                 CompletableFuture.runAsync(
                                 () -> engine.completeAll(
                                         Status.UNAVAILABLE.withDescription("meshbridge is shutting down")),
-                                this::enqueue)
+                                this::enqueueNow)
                         .get(5, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -663,6 +723,14 @@ public final class AdsServer implements AutoCloseable {
         ServerTls t = tls;
         if (t != null) t.close();
         shutdownEventLoops();
+        // the clients' last tasks (their streams ending) still run: a drain held for a batch would be dropped
+        if (!mailbox.isEmpty() || !changes.isEmpty()) {
+            try {
+                scheduleDrain(true);
+            } catch (RejectedExecutionException e) {
+                // already shut down
+            }
+        }
         executor.shutdown();
         try {
             if (!executor.awaitTermination(5, TimeUnit.SECONDS)) executor.shutdownNow();

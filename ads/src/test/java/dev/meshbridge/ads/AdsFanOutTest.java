@@ -150,6 +150,60 @@ class AdsFanOutTest {
         }
     }
 
+    /**
+     * The ACKs of a change to many streams wake the idle serving thread once for a batch, not once each: held (here
+     * for up to a minute, 0.5 ms in a deployed server) until the next producer's task, which runs at once and takes
+     * them along; and a server that closes while it holds some still handles them.
+     */
+    @Test
+    void acksOfAChangeToManyStreams_areHeldForOneWakeUp_aChangeTakesThemAlongAtOnce_andCloseStillRunsThem() {
+        put(List.of(new Counted("a", "1")));
+        List<AdsTestClient> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) {
+                AdsTestClient d = new AdsTestClient(
+                                server.port(), Node.newBuilder().setId("d" + i).build())
+                        .openDelta();
+                d.deltaSubscribe(THING.typeUrl(), List.of("a"), Map.of());
+                d.deltaAck(d.nextDelta());
+                clients.add(d);
+            }
+            server.idle().join();
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> meters.counter("meshbridge.fan.acks", "type", "thing")
+                                    .count()
+                            >= 20);
+            double acks = meters.counter("meshbridge.fan.acks", "type", "thing").count();
+            server.clientDrainDelay(Duration.ofMinutes(1));
+
+            put(List.of(new Counted("a", "2")));
+            for (AdsTestClient d : clients) d.deltaAck(d.nextDelta());
+            // all 20 ACKs arrive and wait together; none is handled yet
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> server.queued() >= 20);
+            assertThat(meters.counter("meshbridge.fan.acks", "type", "thing").count())
+                    .isEqualTo(acks);
+
+            long drains = server.drains();
+            put(List.of(new Counted("a", "3"))); // a change wakes the thread at once, the 20 ACKs run with it
+            assertThat(meters.counter("meshbridge.fan.acks", "type", "thing").count())
+                    .as("the held ACKs ran with the change, long before their minute was up")
+                    .isEqualTo(acks + 20);
+            assertThat(server.drains() - drains)
+                    .as("the change, its push and the 20 ACKs in the drains that change woke, not one per ACK")
+                    .isLessThanOrEqualTo(3);
+
+            for (AdsTestClient d : clients) d.deltaAck(d.nextDelta());
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> server.queued() >= 20);
+            server.close();
+            assertThat(meters.counter("meshbridge.fan.acks", "type", "thing").count())
+                    .as("ACKs held when the server closed still handled")
+                    .isEqualTo(acks + 40);
+        } finally {
+            clients.forEach(AdsTestClient::close);
+        }
+    }
+
     @Test
     void aPushOfMoreResourcesThanTheSharedWrappersHold_sendsEveryOneWithItsVersion() {
         int n = AdsEngine.MAX_SHARED_WRAPPERS + 50;

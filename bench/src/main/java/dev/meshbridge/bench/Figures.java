@@ -554,6 +554,35 @@ final class Figures {
     }
 
     /**
+     * How many probe changes the many-streams p99 is taken from, which of them it is (nearest rank), and the slowest:
+     * with fewer than 100 changes the p99 is the slowest one.
+     */
+    static String probeSamples(Map<String, String> m) {
+        int n = (int) num(m, "all.probeToAll.count");
+        if (n <= 0) return "no probe change reached every stream";
+        int rank = n - (int) Math.ceil(0.99 * n) + 1; // 1: the slowest
+        return String.format(
+                java.util.Locale.ROOT,
+                "%d probe changes, the p99 is the %s; the slowest %.0f ms",
+                n,
+                rank == 1 ? "slowest" : rank == 2 ? "second slowest" : ordinal(rank) + " slowest",
+                num(m, "all.probeToAll.max"));
+    }
+
+    private static String ordinal(int k) {
+        int tens = k % 100;
+        String suffix = tens >= 11 && tens <= 13
+                ? "th"
+                : switch (k % 10) {
+                    case 1 -> "st";
+                    case 2 -> "nd";
+                    case 3 -> "rd";
+                    default -> "th";
+                };
+        return k + suffix;
+    }
+
+    /**
      * The probe changes made one at a time after the many-streams window ({@link Bench#BIG_LONE_CHANGES} of them, a
      * pause after each, no other change): "" when not measured.
      */

@@ -217,7 +217,13 @@ final class ResultsWriter {
                         ? b.big.connect.getOrDefault("synced", "?") + " streams synced; heap after GC "
                                 + fmt("%.0f MB", b.heapWithBig / MB) + "; probe change to all p99 "
                                 + fmt("%.0f ms", p99) + " (under " + fmt("%.0f", r.load.rate())
-                                + " changes/s, one to all every " + r.load.probeEvery() + ")"
+                                + " changes/s, one to all every " + r.load.probeEvery() + "; "
+                                + Figures.probeSamples(b.big.report) + "; the verdict is on this figure, the time"
+                                + " until the slowest of the streams had each change); per stream: "
+                                + fmt("%.0f", num(b.big.report, "all.probeDelivery.count"))
+                                + " deliveries of those changes, p50 "
+                                + fmt("%.0f ms", num(b.big.report, "all.probeDelivery.p50")) + ", p99 "
+                                + fmt("%.0f ms", num(b.big.report, "all.probeDelivery.p99"))
                                 + Figures.lone(b)
                         : "-",
                 big ? b.heapWithBig <= 2 * GIB && p99 <= 500 : null);
