@@ -220,7 +220,7 @@ final class ResultsWriter {
                                 + " changes/s, one to all every " + r.load.probeEvery() + "; "
                                 + Figures.probeSamples(b.big.report) + "; the verdict is on this figure, the time"
                                 + " until the slowest of the streams had each change); per stream: "
-                                + fmt("%.0f", num(b.big.report, "all.probeDelivery.count"))
+                                + fmt("%,.0f", num(b.big.report, "all.probeDelivery.count"))
                                 + " deliveries of those changes, p50 "
                                 + fmt("%.0f ms", num(b.big.report, "all.probeDelivery.p50")) + ", p99 "
                                 + fmt("%.0f ms", num(b.big.report, "all.probeDelivery.p99"))
