@@ -545,11 +545,9 @@ public final class AdsServer implements AutoCloseable {
 
     private final Runnable drain = this::drainMailbox;
 
-    /** Queues a task behind every client task queued before it; refuses it once the serving thread is shut down. */
+    /** Queues a client's task behind every client task queued before it, the thread woken within the batching delay. */
     private void enqueue(Runnable task) {
-        if (executor.isShutdown()) throw new RejectedExecutionException("closed");
-        mailbox.add(task);
-        scheduleDrain(false);
+        enqueue(task, false);
     }
 
     /**
@@ -557,9 +555,14 @@ public final class AdsServer implements AutoCloseable {
      * query, closing): nobody's ACK is waiting for company here, somebody is waiting for the answer.
      */
     private void enqueueNow(Runnable task) {
+        enqueue(task, true);
+    }
+
+    /** Refuses the task once the serving thread is shut down. */
+    private void enqueue(Runnable task, boolean now) {
         if (executor.isShutdown()) throw new RejectedExecutionException("closed");
         mailbox.add(task);
-        scheduleDrain(true);
+        scheduleDrain(now);
     }
 
     /** Queues a task behind every producer task queued before it, ahead of the clients' tasks. */
